@@ -1,0 +1,54 @@
+//===- PiperBase.td - Piper dialect definition -------------*- tablegen -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_DIALECT_PIPER_IR_PIPERBASE_TD
+#define PIPER_DIALECT_PIPER_IR_PIPERBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Piper_Dialect : Dialect {
+  let name = "piper";
+  let cppNamespace = "::mlir::piper";
+  let summary = "Distributed training: meshes, placements and schedulable chunks";
+  let description = [{
+    The `piper` dialect describes one training step of a model together with
+    how it is to be distributed: the device mesh (`piper.mesh`), where each
+    parameter lives (`#piper.placement`), and which operations form
+    schedulable chunks (`piper.annotate` regions carrying tags such as `PP`
+    and `EP`). Later stages build the global training DAG from this form and
+    rewrite it with `transform.piper.*` directives.
+
+    The dialect attribute `piper.placement` may be attached to function
+    arguments and results of ranked tensor type; it is verified against the
+    referenced mesh and the tensor's shape.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Registers the attributes; defined beside them in PiperAttrs.cpp.
+    void registerAttributes();
+
+    /// Name of the discardable attribute carrying a value's placement.
+    static constexpr ::llvm::StringLiteral getPlacementAttrName() {
+      return ::llvm::StringLiteral("piper.placement");
+    }
+  }];
+}
+
+class Piper_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Piper_Dialect, mnemonic, traits>;
+
+class Piper_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Piper_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+#endif // PIPER_DIALECT_PIPER_IR_PIPERBASE_TD

@@ -1,0 +1,29 @@
+//===- PiperOps.h - Piper operations ----------------------------*- C++ -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_DIALECT_PIPER_IR_PIPEROPS_H
+#define PIPER_DIALECT_PIPER_IR_PIPEROPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "piper/Dialect/Piper/IR/PiperAttrs.h"
+#include "piper/Dialect/Piper/IR/PiperDialect.h"
+
+#define GET_OP_CLASSES
+#include "piper/Dialect/Piper/IR/PiperOps.h.inc"
+
+namespace mlir::piper {
+/// Finds the `piper.mesh` named by `ref`, starting the symbol lookup at
+/// `from`. Returns null if there is none.
+MeshOp lookupMesh(Operation *from, FlatSymbolRefAttr ref);
+} // namespace mlir::piper
+
+#endif // PIPER_DIALECT_PIPER_IR_PIPEROPS_H

@@ -1,0 +1,147 @@
+//===- PiperOps.td - Piper operations ----------------------*- tablegen -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_DIALECT_PIPER_IR_PIPEROPS_TD
+#define PIPER_DIALECT_PIPER_IR_PIPEROPS_TD
+
+include "piper/Dialect/Piper/IR/PiperAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+def Piper_MeshOp : Piper_Op<"mesh", [Symbol]> {
+  let summary = "a named device mesh with per-axis interconnects";
+  let description = [{
+    Declares a logical mesh of devices: an ordered list of named axes, each
+    with a size and optionally the link class (and bandwidth in GB/s, latency
+    in microseconds) joining devices along it. The number of devices is the
+    product of the sizes. Placements and directives refer to the mesh by
+    symbol and to its axes by name.
+
+    Axes are listed major to minor: the device with coordinates
+    `(c0, ..., cn)` has linear rank `((c0 * s1 + c1) * s2 + ...) + cn`.
+
+    Example:
+
+    ```mlir
+    // 4 nodes of 8 GPUs: data parallel across nodes, pipeline and expert
+    // parallel inside a node.
+    piper.mesh @cluster axes = [dp = 4 : efa(bandwidth = 50.0, latency = 10.0),
+                                pp = 4 : nvlink(bandwidth = 300.0, latency = 1.0),
+                                ep = 2 : nvlink]
+    ```
+
+    **Constraints:**
+    - At least one axis.
+    - Axis names are unique within the mesh.
+    - Every axis size is >= 1 (checked by `#piper.axis`).
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    TypedArrayAttrBase<Piper_MeshAxisAttr, "mesh axes">:$axes
+  );
+  let assemblyFormat = [{
+    $sym_name `axes` `=` custom<MeshAxes>($axes) attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The axis called `name`, or null.
+    ::mlir::piper::MeshAxisAttr getAxis(::llvm::StringRef name);
+    /// Product of all axis sizes.
+    int64_t getNumDevices();
+    /// Axis names joined with ", " for diagnostics.
+    std::string getAxisNamesForDiagnostic();
+    ::llvm::SmallVector<::mlir::piper::MeshAxisAttr> getAxisList() {
+      return ::llvm::to_vector(getAxes().getAsRange<::mlir::piper::MeshAxisAttr>());
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// AnnotateOp
+//===----------------------------------------------------------------------===//
+
+def Piper_AnnotateOp : Piper_Op<"annotate", [
+    RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "groups operations into a tagged, schedulable chunk";
+  let description = [{
+    Groups the operations of its single-block region into a chunk carrying
+    tags, as Piper's `annotate("PP")`. Tags name the strategy dimensions the
+    chunk belongs to: `PP = 0` marks the first pipeline stage, `EP = 1` the
+    second expert block. Annotations nest: an `EP` chunk inside a `PP` chunk
+    carries both tags. Directives select chunks by tag filters.
+
+    The region sees values of the enclosing scope; the values it yields
+    become the op's results.
+
+    Tag names are upper-case identifiers. `PASS` and `MB` are reserved: the
+    DAG builder assigns the pass (F, B, BI, BW, ...) and `split` assigns
+    microbatch numbers. Tag values are non-negative integers or strings.
+
+    Example:
+
+    ```mlir
+    %h = piper.annotate {PP = 0} -> tensor<4x16xf32> {
+      %y = piper.annotate {EP = 1} -> tensor<4x16xf32> {
+        ...
+        piper.yield %e : tensor<4x16xf32>
+      }
+      piper.yield %y : tensor<4x16xf32>
+    }
+    ```
+
+    **Constraints:**
+    - At least one tag.
+    - Tag names match `[A-Z][A-Z0-9_]*` and are not `PASS` or `MB`.
+    - Tag values are non-negative integers or strings.
+    - A tag name is not already set by an enclosing `piper.annotate`.
+    - The region ends in `piper.yield` whose operand types match the results.
+  }];
+  let arguments = (ins DictionaryAttr:$tags);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    custom<Tags>($tags) (`->` type($results)^)? $body attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Tags of this op and of every enclosing piper.annotate, outermost
+    /// first.
+    ::llvm::SmallVector<::mlir::NamedAttribute> getAllTags();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// YieldOp
+//===----------------------------------------------------------------------===//
+
+def Piper_YieldOp : Piper_Op<"yield", [
+    Pure, Terminator, HasParent<"AnnotateOp">]> {
+  let summary = "yields the results of a piper.annotate chunk";
+  let description = [{
+    Terminates the region of `piper.annotate`; its operands become the
+    results of the enclosing annotation.
+
+    Example:
+
+    ```mlir
+    piper.yield %a, %b : tensor<4xf32>, tensor<8xf32>
+    ```
+
+    **Constraints:**
+    - Operand types equal the result types of the parent `piper.annotate`.
+  }];
+  let arguments = (ins Variadic<AnyType>:$operands);
+  let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
+  let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
+}
+
+#endif // PIPER_DIALECT_PIPER_IR_PIPEROPS_TD

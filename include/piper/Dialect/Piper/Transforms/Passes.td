@@ -1,0 +1,36 @@
+//===- Passes.td - Piper passes ----------------------------*- tablegen -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_DIALECT_PIPER_TRANSFORMS_PASSES_TD
+#define PIPER_DIALECT_PIPER_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def PiperPrintSummary : Pass<"piper-print-summary", "::mlir::ModuleOp"> {
+  let summary = "Print the meshes, placements and chunk tags of a module";
+  let description = [{
+    Prints a readable summary of a Piper model to standard output without
+    changing it: every mesh with its device count and per-axis links, every
+    placed function argument and result with its per-device shard shape and
+    bytes (ZeRO-3 divides parameter storage over the replicated axes), and
+    the tree of `piper.annotate` chunks with their full tags and op counts.
+
+    Example:
+
+    ```
+    $ piper-opt --piper-print-summary model.mlir -o /dev/null
+    mesh @cluster: 8 devices
+      axis dp: size 2, efa (50 GB/s, 10 us)
+      ...
+    ```
+
+    **Options:** none.
+  }];
+}
+
+#endif // PIPER_DIALECT_PIPER_TRANSFORMS_PASSES_TD

@@ -1,0 +1,209 @@
+//===- PiperOps.cpp - Piper operations ------------------------------------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "piper/Dialect/Piper/IR/PiperOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::piper;
+
+MeshOp mlir::piper::lookupMesh(Operation *from, FlatSymbolRefAttr ref) {
+  if (!from || !ref)
+    return {};
+  return SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, ref);
+}
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &axes) {
+  SmallVector<Attribute> list;
+  if (parser.parseCommaSeparatedList(
+          OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+            MeshAxisAttr axis = MeshAxisAttr::parseBody(parser);
+            if (!axis)
+              return failure();
+            list.push_back(axis);
+            return success();
+          }))
+    return failure();
+  axes = parser.getBuilder().getArrayAttr(list);
+  return success();
+}
+
+static void printMeshAxes(OpAsmPrinter &printer, MeshOp, ArrayAttr axes) {
+  printer << "[";
+  llvm::interleaveComma(axes.getAsRange<MeshAxisAttr>(), printer,
+                        [&](MeshAxisAttr axis) { axis.printBody(printer); });
+  printer << "]";
+}
+
+LogicalResult MeshOp::verify() {
+  if (getAxes().empty())
+    return emitOpError() << "mesh @" << getSymName()
+                         << " needs at least one axis";
+  llvm::StringSet<> names;
+  for (MeshAxisAttr axis : getAxes().getAsRange<MeshAxisAttr>())
+    if (!names.insert(axis.getName().getValue()).second)
+      return emitOpError() << "duplicate axis name '"
+                           << axis.getName().getValue() << "' in mesh @"
+                           << getSymName();
+  return success();
+}
+
+MeshAxisAttr MeshOp::getAxis(StringRef name) {
+  for (MeshAxisAttr axis : getAxes().getAsRange<MeshAxisAttr>())
+    if (axis.getName().getValue() == name)
+      return axis;
+  return {};
+}
+
+int64_t MeshOp::getNumDevices() {
+  int64_t n = 1;
+  for (MeshAxisAttr axis : getAxes().getAsRange<MeshAxisAttr>())
+    n *= axis.getSize();
+  return n;
+}
+
+std::string MeshOp::getAxisNamesForDiagnostic() {
+  std::string names;
+  llvm::raw_string_ostream os(names);
+  llvm::interleaveComma(getAxes().getAsRange<MeshAxisAttr>(), os,
+                        [&](MeshAxisAttr axis) { os << axis.getName().getValue(); });
+  return names;
+}
+
+//===----------------------------------------------------------------------===//
+// AnnotateOp
+//===----------------------------------------------------------------------===//
+
+/// Tags are written `{PP = 0, KIND = "attn"}`: integers print without their
+/// (i64) type so that the common case reads like Piper's Python API.
+static ParseResult parseTags(OpAsmParser &parser, DictionaryAttr &tags) {
+  NamedAttrList list;
+  llvm::StringSet<> seen;
+  if (parser.parseCommaSeparatedList(
+          OpAsmParser::Delimiter::Braces, [&]() -> ParseResult {
+            SMLoc loc = parser.getCurrentLocation();
+            std::string name;
+            Attribute value;
+            if (parser.parseKeywordOrString(&name) || parser.parseEqual() ||
+                parser.parseAttribute(value))
+              return failure();
+            if (!seen.insert(name).second)
+              return parser.emitError(loc) << "duplicate tag '" << name << "'";
+            list.append(name, value);
+            return success();
+          }))
+    return failure();
+  tags = list.getDictionary(parser.getContext());
+  return success();
+}
+
+static void printTags(OpAsmPrinter &printer, AnnotateOp, DictionaryAttr tags) {
+  printer << "{";
+  llvm::interleaveComma(tags, printer, [&](NamedAttribute tag) {
+    printer.printKeywordOrString(tag.getName().getValue());
+    printer << " = ";
+    auto integer = dyn_cast<IntegerAttr>(tag.getValue());
+    if (integer && integer.getType().isSignlessInteger(64))
+      printer << integer.getInt();
+    else
+      printer.printAttribute(tag.getValue());
+  });
+  printer << "}";
+}
+
+/// Tag names are upper-case identifiers, like the `PP`/`EP` of Piper.
+static bool isWellFormedTagName(StringRef name) {
+  if (name.empty() || !llvm::isUpper(name.front()))
+    return false;
+  return llvm::all_of(name, [](char c) {
+    return llvm::isUpper(c) || llvm::isDigit(c) || c == '_';
+  });
+}
+
+LogicalResult AnnotateOp::verify() {
+  if (getTags().empty())
+    return emitOpError() << "needs at least one tag";
+  for (NamedAttribute tag : getTags()) {
+    StringRef name = tag.getName().getValue();
+    if (!isWellFormedTagName(name))
+      return emitOpError() << "malformed tag name '" << name
+                           << "': tag names are upper-case identifiers such "
+                              "as PP or EP";
+    if (name == "PASS" || name == "MB")
+      return emitOpError() << "tag '" << name
+                           << "' is reserved: the DAG builder assigns it";
+    if (auto integer = dyn_cast<IntegerAttr>(tag.getValue())) {
+      if (!integer.getType().isSignlessInteger())
+        return emitOpError() << "tag '" << name
+                             << "' must be a non-negative integer or a "
+                                "string, got "
+                             << tag.getValue();
+      if (integer.getValue().isNegative())
+        return emitOpError() << "tag '" << name
+                             << "' must be non-negative, got "
+                             << integer.getInt();
+    } else if (!isa<StringAttr>(tag.getValue())) {
+      return emitOpError() << "tag '" << name
+                           << "' must be a non-negative integer or a string, "
+                              "got "
+                           << tag.getValue();
+    }
+  }
+
+  for (auto parent = (*this)->getParentOfType<AnnotateOp>(); parent;
+       parent = parent->getParentOfType<AnnotateOp>()) {
+    for (NamedAttribute tag : getTags()) {
+      if (Attribute outer = parent.getTags().get(tag.getName())) {
+        InFlightDiagnostic diag = emitOpError()
+                                  << "tag '" << tag.getName().getValue()
+                                  << "' is already set to ";
+        auto integer = dyn_cast<IntegerAttr>(outer);
+        if (integer)
+          diag << integer.getInt();
+        else
+          diag << outer;
+        diag.attachNote(parent.getLoc()) << "enclosing piper.annotate here";
+        return diag << " by an enclosing piper.annotate";
+      }
+    }
+  }
+
+  Block &body = getBody().front();
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  if (!yield)
+    return emitOpError() << "region must end in piper.yield";
+  if (yield.getOperandTypes() != getResultTypes()) {
+    InFlightDiagnostic diag = emitOpError() << "yields (";
+    llvm::interleaveComma(yield.getOperandTypes(), diag);
+    diag << ") but its results are (";
+    llvm::interleaveComma(getResultTypes(), diag);
+    return diag << ")";
+  }
+  return success();
+}
+
+SmallVector<NamedAttribute> AnnotateOp::getAllTags() {
+  SmallVector<AnnotateOp> chain;
+  for (AnnotateOp op = *this; op; op = op->getParentOfType<AnnotateOp>())
+    chain.push_back(op);
+  SmallVector<NamedAttribute> tags;
+  for (AnnotateOp op : llvm::reverse(chain))
+    llvm::append_range(tags, op.getTags().getValue());
+  return tags;
+}
+
+#define GET_OP_CLASSES
+#include "piper/Dialect/Piper/IR/PiperOps.cpp.inc"

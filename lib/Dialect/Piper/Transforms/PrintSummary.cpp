@@ -1,0 +1,142 @@
+//===- PrintSummary.cpp - Readable summary of a Piper model ---------------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The first thing a user wants to see of an annotated model is what Piper
+// understood: how many devices, which links, what each device stores and
+// which chunks the scheduler will see. This pass prints exactly that.
+//
+//===----------------------------------------------------------------------===//
+
+#include "piper/Dialect/Piper/IR/PiperOps.h"
+#include "piper/Dialect/Piper/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::piper {
+#define GEN_PASS_DEF_PIPERPRINTSUMMARY
+#include "piper/Dialect/Piper/Transforms/Passes.h.inc"
+} // namespace mlir::piper
+
+using namespace mlir;
+using namespace mlir::piper;
+
+namespace {
+
+void printMesh(llvm::raw_ostream &os, MeshOp mesh) {
+  os << "mesh @" << mesh.getSymName() << ": " << mesh.getNumDevices()
+     << " devices\n";
+  for (MeshAxisAttr axis : mesh.getAxisList()) {
+    os << "  axis " << axis.getName().getValue() << ": size "
+       << axis.getSize();
+    if (axis.getLink()) {
+      os << ", " << stringifyLinkClass(*axis.getLink());
+      if (axis.getBandwidth())
+        os << ", " << llvm::format("%g", axis.getBandwidth().getValueAsDouble())
+           << " GB/s";
+      if (axis.getLatency())
+        os << ", " << llvm::format("%g", axis.getLatency().getValueAsDouble())
+           << " us";
+    }
+    os << "\n";
+  }
+}
+
+/// Prints where a placed value lives and what one device stores of it.
+void printPlacement(llvm::raw_ostream &os, Operation *symbolContext,
+                    StringRef what, unsigned index, Type type,
+                    PlacementAttr placement) {
+  os << "  " << what << " " << index << " " << type << " " << placement
+     << "\n";
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  MeshOp mesh = lookupMesh(symbolContext, placement.getMesh());
+  if (!tensorType || !mesh || !tensorType.hasStaticShape())
+    return;
+  SmallVector<int64_t> local =
+      placement.getLocalShape(tensorType.getShape(), mesh);
+  auto localType = RankedTensorType::get(local, tensorType.getElementType());
+  os << "    per device: " << localType;
+  if (!tensorType.getElementType().isIntOrFloat()) {
+    os << "\n";
+    return;
+  }
+  int64_t bytes = localType.getNumElements() *
+                  llvm::divideCeil(
+                      tensorType.getElementType().getIntOrFloatBitWidth(), 8);
+  os << ", " << bytes << " bytes";
+  if (placement.getZero() == 3) {
+    int64_t ways = 1;
+    for (StringAttr name : placement.getReplicated().getAsRange<StringAttr>())
+      ways *= mesh.getAxis(name.getValue()).getSize();
+    os << "; ZeRO-3 keeps " << llvm::divideCeil(bytes, ways) << " bytes (1/"
+       << ways << ")";
+  }
+  os << "\n";
+}
+
+/// Prints each chunk with its full tag set, indented by nesting depth.
+void printChunks(llvm::raw_ostream &os, Region &region, unsigned depth) {
+  for (Operation &op : region.getOps()) {
+    auto annotate = dyn_cast<AnnotateOp>(op);
+    if (!annotate) {
+      for (Region &nested : op.getRegions())
+        printChunks(os, nested, depth);
+      continue;
+    }
+    unsigned ops = 0, chunks = 0;
+    annotate.getBody().walk([&](Operation *inner) {
+      if (isa<YieldOp>(inner) || inner == annotate)
+        return;
+      if (isa<AnnotateOp>(inner))
+        ++chunks;
+      else if (inner->getParentOfType<AnnotateOp>() == annotate)
+        ++ops;
+    });
+    os.indent(2 * depth) << "chunk {";
+    llvm::interleaveComma(annotate.getAllTags(), os, [&](NamedAttribute tag) {
+      os << tag.getName().getValue() << " = ";
+      if (auto integer = dyn_cast<IntegerAttr>(tag.getValue()))
+        os << integer.getInt();
+      else
+        os << tag.getValue();
+    });
+    os << "}: " << ops << " ops";
+    if (chunks)
+      os << ", " << chunks << " nested chunks";
+    os << "\n";
+    printChunks(os, annotate.getBody(), depth + 1);
+  }
+}
+
+struct PrintSummaryPass
+    : public piper::impl::PiperPrintSummaryBase<PrintSummaryPass> {
+  void runOnOperation() override {
+    llvm::raw_ostream &os = llvm::outs();
+    ModuleOp module = getOperation();
+    module.walk([&](MeshOp mesh) { printMesh(os, mesh); });
+    module.walk([&](FunctionOpInterface fn) {
+      os << "function @" << SymbolTable::getSymbolName(fn).getValue() << "\n";
+      StringRef placementName = PiperDialect::getPlacementAttrName();
+      for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+        if (auto placement = fn.getArgAttrOfType<PlacementAttr>(i, placementName))
+          printPlacement(os, fn, "arg", i, fn.getArgumentTypes()[i], placement);
+      for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
+        if (auto placement =
+                fn.getResultAttrOfType<PlacementAttr>(i, placementName))
+          printPlacement(os, fn, "result", i, fn.getResultTypes()[i],
+                         placement);
+      printChunks(os, fn.getFunctionBody(), 1);
+    });
+    os.flush();
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace

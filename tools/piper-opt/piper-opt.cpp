@@ -1,0 +1,37 @@
+//===- piper-opt.cpp - Piper optimizer driver -----------------------------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// MlirOptMain with every Piper dialect, pass and transform op, plus the
+// upstream passes (canonicalize, cse, transform interpreter) that Piper
+// pipelines are built from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "piper/Config.h"
+#include "piper/InitAllPiper.h"
+
+#include "mlir/Dialect/Transform/Transforms/Passes.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+
+int main(int argc, char **argv) {
+  mlir::registerTransformsPasses();
+  mlir::transform::registerTransformPasses();
+
+  mlir::DialectRegistry registry;
+  mlir::piper::registerPiper(registry);
+
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "Piper version " << PIPER_VERSION << " (built with LLVM "
+       << PIPER_LLVM_VERSION << ")\n";
+  });
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Piper optimizer driver\n", registry));
+}
