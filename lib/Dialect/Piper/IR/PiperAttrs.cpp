@@ -63,19 +63,19 @@ MeshAxisAttr MeshAxisAttr::parseBody(AsmParser &parser) {
       auto parseField = [&]() -> ParseResult {
         SMLoc fieldLoc = parser.getCurrentLocation();
         StringRef field;
-        double value = 0;
-        if (parser.parseKeyword(&field) || parser.parseEqual())
+        Attribute number;
+        if (parser.parseKeyword(&field) || parser.parseEqual() ||
+            parser.parseAttribute(number))
           return failure();
         // Accept `50` as well as `50.0`: these are measurements, not types.
-        int64_t integer = 0;
-        OptionalParseResult isInteger = parser.parseOptionalInteger(integer);
-        if (isInteger.has_value()) {
-          if (failed(*isInteger))
-            return failure();
-          value = double(integer);
-        } else if (parser.parseFloat(value)) {
-          return failure();
-        }
+        double value = 0;
+        if (auto integer = dyn_cast<IntegerAttr>(number))
+          value = double(integer.getInt());
+        else if (auto real = dyn_cast<FloatAttr>(number))
+          value = real.getValueAsDouble();
+        else
+          return parser.emitError(fieldLoc)
+                 << "link property '" << field << "' must be a number";
         FloatAttr *slot = field == "bandwidth" ? &bandwidth
                           : field == "latency" ? &latency
                                                : nullptr;
@@ -97,17 +97,21 @@ MeshAxisAttr MeshAxisAttr::parseBody(AsmParser &parser) {
                                          size, link, bandwidth, latency);
 }
 
-/// Prints the shortest decimal that reads back as the same double (`50`,
-/// `12.5`) instead of the default `5.000000e+01`.
-static void printLinkNumber(AsmPrinter &printer, FloatAttr value) {
+/// The shortest decimal that reads back as the same double (`50`, `12.5`)
+/// instead of the default `5.000000e+01`.
+static SmallString<16> formatLinkNumber(double value) {
   SmallString<16> text;
-  value.getValue().toString(text, /*FormatPrecision=*/0,
-                            /*FormatMaxPadding=*/6);
+  APFloat(value).toString(text, /*FormatPrecision=*/0,
+                          /*FormatMaxPadding=*/6);
   // MLIR's lexer reads `1E+9` as an integer followed by junk.
   size_t exponent = text.find('E');
   if (exponent != StringRef::npos && text.find('.') == StringRef::npos)
     text.insert(text.begin() + exponent, {'.', '0'});
-  printer << text;
+  return text;
+}
+
+static void printLinkNumber(AsmPrinter &printer, FloatAttr value) {
+  printer << formatLinkNumber(value.getValueAsDouble());
 }
 
 void MeshAxisAttr::printBody(AsmPrinter &printer) const {
@@ -165,7 +169,8 @@ MeshAxisAttr::verify(function_ref<InFlightDiagnostic()> emitError,
         std::make_pair("latency", latency)}) {
     if (value && !(value.getValueAsDouble() > 0))
       return emitError() << "mesh axis '" << name.getValue() << "' has "
-                         << field << " " << value.getValueAsDouble()
+                         << field << " "
+                         << formatLinkNumber(value.getValueAsDouble())
                          << "; it must be > 0";
   }
   return success();
@@ -298,9 +303,14 @@ PlacementAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 PlacementAttr::verifyFor(Type type, Operation *symbolContext,
                          function_ref<InFlightDiagnostic()> emitError) const {
-  MeshOp mesh = lookupMesh(symbolContext, getMesh());
-  if (!mesh)
+  Operation *symbol =
+      SymbolTable::lookupNearestSymbolFrom(symbolContext, getMesh());
+  if (!symbol)
     return emitError() << "unknown mesh " << getMesh();
+  auto mesh = dyn_cast<MeshOp>(symbol);
+  if (!mesh)
+    return emitError() << getMesh() << " is a '" << symbol->getName()
+                       << "', not a piper.mesh";
   auto tensorType = dyn_cast<RankedTensorType>(type);
   if (!tensorType)
     return emitError() << "a placement needs a ranked tensor, got " << type;

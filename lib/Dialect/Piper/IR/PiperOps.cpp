@@ -186,11 +186,12 @@ LogicalResult AnnotateOp::verify() {
   if (!yield)
     return emitOpError() << "region must end in piper.yield";
   if (yield.getOperandTypes() != getResultTypes()) {
-    InFlightDiagnostic diag = emitOpError() << "yields (";
-    llvm::interleaveComma(yield.getOperandTypes(), diag);
-    diag << ") but its results are (";
-    llvm::interleaveComma(getResultTypes(), diag);
-    return diag << ")";
+    std::string yielded, results;
+    llvm::raw_string_ostream yieldedOs(yielded), resultsOs(results);
+    llvm::interleaveComma(yield.getOperandTypes(), yieldedOs);
+    llvm::interleaveComma(getResultTypes(), resultsOs);
+    return emitOpError() << "yields (" << yielded << ") but its results are ("
+                         << results << ")";
   }
   return success();
 }

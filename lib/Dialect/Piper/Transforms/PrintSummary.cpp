@@ -90,15 +90,11 @@ void printChunks(llvm::raw_ostream &os, Region &region, unsigned depth) {
         printChunks(os, nested, depth);
       continue;
     }
+    // Top-level operations of the chunk body, the terminator excluded;
+    // nested chunks are listed separately below.
     unsigned ops = 0, chunks = 0;
-    annotate.getBody().walk([&](Operation *inner) {
-      if (isa<YieldOp>(inner) || inner == annotate)
-        return;
-      if (isa<AnnotateOp>(inner))
-        ++chunks;
-      else if (inner->getParentOfType<AnnotateOp>() == annotate)
-        ++ops;
-    });
+    for (Operation &inner : annotate.getBody().front().without_terminator())
+      ++(isa<AnnotateOp>(inner) ? chunks : ops);
     os.indent(2 * depth) << "chunk {";
     llvm::interleaveComma(annotate.getAllTags(), os, [&](NamedAttribute tag) {
       os << tag.getName().getValue() << " = ";

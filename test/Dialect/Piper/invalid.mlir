@@ -1,0 +1,312 @@
+// RUN: piper-opt %s -split-input-file -verify-diagnostics
+
+// Axis names must be unique within a mesh.
+// expected-error@+1 {{'piper.mesh' op duplicate axis name 'dp' in mesh @m}}
+piper.mesh @m axes = [dp = 2, tp = 2, dp = 4]
+
+// -----
+
+// An axis of size 0 holds no devices.
+// expected-error@+1 {{mesh axis 'dp' has size 0; sizes must be >= 1}}
+piper.mesh @m axes = [dp = 0]
+
+// -----
+
+// Negative sizes are rejected the same way.
+// expected-error@+1 {{mesh axis 'tp' has size -2; sizes must be >= 1}}
+piper.mesh @m axes = [dp = 2, tp = -2]
+
+// -----
+
+// A mesh needs at least one axis.
+// expected-error@+1 {{'piper.mesh' op mesh @m needs at least one axis}}
+piper.mesh @m axes = []
+
+// -----
+
+// Link classes are a closed set.
+// expected-error@+1 {{unknown link class 'tokenring'; expected nvlink, pcie, infiniband, roce, efa or ethernet}}
+piper.mesh @m axes = [dp = 2 : tokenring]
+
+// -----
+
+// Link properties are bandwidth and latency only.
+// expected-error@+1 {{unknown link property 'jitter'; expected bandwidth or latency}}
+piper.mesh @m axes = [dp = 2 : nvlink(jitter = 1.0)]
+
+// -----
+
+// A link property may be given once.
+// expected-error@+1 {{link property 'latency' given twice}}
+piper.mesh @m axes = [dp = 2 : nvlink(latency = 1.0, latency = 2.0)]
+
+// -----
+
+// Bandwidth must be positive.
+// expected-error@+1 {{mesh axis 'dp' has bandwidth 0; it must be > 0}}
+piper.mesh @m axes = [dp = 2 : nvlink(bandwidth = 0.0)]
+
+// -----
+
+// Latency must be positive.
+// expected-error@+1 {{mesh axis 'dp' has latency -1; it must be > 0}}
+piper.mesh @m axes = [dp = 2 : nvlink(latency = -1.0)]
+
+// -----
+
+// A placement must name an existing mesh.
+// expected-error@+1 {{argument #0 placement: unknown mesh @nowhere}}
+func.func private @unknown_mesh_is_rejected(
+    tensor<8xf32> {piper.placement = #piper.placement<@nowhere, [{dp}]>})
+
+// -----
+
+// A placement's mesh symbol must be a piper.mesh.
+func.func private @not_a_mesh()
+// expected-error@+1 {{argument #0 placement: @not_a_mesh is a 'func.func', not a piper.mesh}}
+func.func private @symbol_that_is_not_a_mesh_is_rejected(
+    tensor<8xf32> {piper.placement = #piper.placement<@not_a_mesh, [{dp}]>})
+
+// -----
+
+// Axes in a placement must exist in its mesh.
+piper.mesh @m axes = [dp = 2, tp = 2]
+// expected-error@+1 {{argument #0 placement: mesh @m has no axis 'ep' (axes: dp, tp)}}
+func.func private @unknown_axis_is_rejected(
+    tensor<8xf32> {piper.placement = #piper.placement<@m, [{ep}]>})
+
+// -----
+
+// Replicated axes must exist too.
+piper.mesh @m axes = [dp = 2, tp = 2]
+// expected-error@+1 {{result #0 placement: mesh @m has no axis 'pp' (axes: dp, tp)}}
+func.func private @unknown_replicated_axis_is_rejected()
+    -> (tensor<8xf32> {piper.placement = #piper.placement<@m, [{}], replicated = {pp}>})
+
+// -----
+
+// An axis may split only one dimension.
+piper.mesh @m axes = [dp = 2, tp = 2]
+// expected-error@+2 {{mesh axis 'tp' is used more than once in the placement}}
+func.func private @axis_on_two_dims_is_rejected(
+    tensor<8x8xf32> {piper.placement = #piper.placement<@m, [{tp}, {tp}]>})
+
+// -----
+
+// An axis may not both split a dimension and replicate it.
+piper.mesh @m axes = [dp = 2, tp = 2]
+// expected-error@+2 {{mesh axis 'dp' is used more than once in the placement}}
+func.func private @split_and_replicated_axis_is_rejected(
+    tensor<8xf32> {piper.placement = #piper.placement<@m, [{dp}], replicated = {dp}>})
+
+// -----
+
+// An axis may appear once within a dimension.
+piper.mesh @m axes = [dp = 2, tp = 2]
+// expected-error@+2 {{mesh axis 'tp' is used more than once in the placement}}
+func.func private @axis_twice_in_one_dim_is_rejected(
+    tensor<8xf32> {piper.placement = #piper.placement<@m, [{tp, tp}]>})
+
+// -----
+
+// Each dimension must divide evenly over its axis.
+piper.mesh @m axes = [dp = 2, tp = 4]
+// expected-error@+1 {{argument #1 placement: axis 'tp' of @m has size 4; dim 1 (size 6) is not divisible by it}}
+func.func private @indivisible_dim_is_rejected(
+    tensor<8xf32>,
+    tensor<8x6xf32> {piper.placement = #piper.placement<@m, [{}, {tp}]>})
+
+// -----
+
+// ... and over the product of several axes.
+piper.mesh @m axes = [dp = 2, tp = 4]
+// expected-error@+1 {{argument #0 placement: axes 'dp', 'tp' of @m have a combined size of 8; dim 0 (size 12) is not divisible by it}}
+func.func private @indivisible_by_axis_product_is_rejected(
+    tensor<12xf32> {piper.placement = #piper.placement<@m, [{dp, tp}]>})
+
+// -----
+
+// One entry per tensor dimension.
+piper.mesh @m axes = [dp = 2]
+// expected-error@+1 {{argument #0 placement: placement has 1 dimension entries but 'tensor<8x8xf32>' has rank 2}}
+func.func private @rank_mismatch_is_rejected(
+    tensor<8x8xf32> {piper.placement = #piper.placement<@m, [{dp}]>})
+
+// -----
+
+// Placements describe ranked tensors.
+piper.mesh @m axes = [dp = 2]
+// expected-error@+1 {{argument #0 placement: a placement needs a ranked tensor, got 'f32'}}
+func.func private @scalar_is_rejected(
+    f32 {piper.placement = #piper.placement<@m, []>})
+
+// -----
+
+// ZeRO has stages 0 to 3.
+piper.mesh @m axes = [dp = 2]
+// expected-error@+2 {{ZeRO stage must be 0, 1, 2 or 3, got 4}}
+func.func private @zero_stage_out_of_range_is_rejected(
+    tensor<8xf32> {piper.placement = #piper.placement<@m, [{}], replicated = {dp}, zero = 4>})
+
+// -----
+
+// ZeRO shards over the replicated axes, so it needs some.
+piper.mesh @m axes = [dp = 2]
+// expected-error@+2 {{ZeRO stage 2 shards over the replicated axes, but the placement lists none}}
+func.func private @zero_without_replicated_axes_is_rejected(
+    tensor<8xf32> {piper.placement = #piper.placement<@m, [{}], zero = 2>})
+
+// -----
+
+// Placement fields are replicated and zero.
+piper.mesh @m axes = [dp = 2]
+// expected-error@+2 {{unknown placement field 'stage'; expected replicated or zero}}
+func.func private @unknown_placement_field_is_rejected(
+    tensor<8xf32> {piper.placement = #piper.placement<@m, [{}], stage = 1>})
+
+// -----
+
+// piper.placement must hold a placement.
+// expected-error@+1 {{'piper.placement' on argument #0 must be a #piper.placement, got "dp"}}
+func.func private @placement_of_wrong_kind_is_rejected(
+    tensor<8xf32> {piper.placement = "dp"})
+
+// -----
+
+// Unknown piper.* attributes on arguments are typos, not extensions.
+// expected-error@+1 {{unknown piper argument attribute 'piper.placment'}}
+func.func private @misspelled_attribute_is_rejected(
+    tensor<8xf32> {piper.placment = 1})
+
+// -----
+
+// Tag names are upper-case identifiers.
+func.func @lower_case_tag_is_rejected() {
+  // expected-error@+1 {{'piper.annotate' op malformed tag name 'pp': tag names are upper-case identifiers such as PP or EP}}
+  piper.annotate {pp = 0} {
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// Tag names cannot start with a digit or hold punctuation.
+func.func @punctuated_tag_is_rejected() {
+  // expected-error@+1 {{'piper.annotate' op malformed tag name 'P-P': tag names are upper-case identifiers such as PP or EP}}
+  piper.annotate {"P-P" = 0} {
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// MB is assigned by split, not by the user.
+func.func @reserved_tag_is_rejected() {
+  // expected-error@+1 {{'piper.annotate' op tag 'MB' is reserved: the DAG builder assigns it}}
+  piper.annotate {MB = 0} {
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// PASS is assigned by the DAG builder.
+func.func @reserved_pass_tag_is_rejected() {
+  // expected-error@+1 {{'piper.annotate' op tag 'PASS' is reserved: the DAG builder assigns it}}
+  piper.annotate {PASS = "F"} {
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// Tag values are non-negative.
+func.func @negative_tag_is_rejected() {
+  // expected-error@+1 {{'piper.annotate' op tag 'PP' must be non-negative, got -1}}
+  piper.annotate {PP = -1} {
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// Tag values are integers or strings.
+func.func @float_tag_is_rejected() {
+  // expected-error@+1 {{'piper.annotate' op tag 'PP' must be a non-negative integer or a string, got 1.500000e+00 : f64}}
+  piper.annotate {PP = 1.5} {
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// A tag is given once per annotation.
+func.func @duplicate_tag_is_rejected() {
+  // expected-error@+1 {{duplicate tag 'PP'}}
+  piper.annotate {PP = 0, PP = 1} {
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// An annotation needs a tag.
+func.func @empty_tags_are_rejected() {
+  // expected-error@+1 {{'piper.annotate' op needs at least one tag}}
+  piper.annotate {} {
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// Nested annotations add tags; they may not overwrite one.
+func.func @nested_duplicate_tag_is_rejected() {
+  // expected-note@+1 {{enclosing piper.annotate here}}
+  piper.annotate {PP = 0} {
+    // expected-error@+1 {{'piper.annotate' op tag 'PP' is already set to 0 by an enclosing piper.annotate}}
+    piper.annotate {EP = 0, PP = 1} {
+      piper.yield
+    }
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// The yielded types are the results' types.
+func.func @yield_type_mismatch_is_rejected(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'piper.annotate' op yields (tensor<4xf32>) but its results are (tensor<8xf32>)}}
+  %r = piper.annotate {PP = 0} -> tensor<8xf32> {
+    piper.yield %x : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+// The region must end in piper.yield.
+func.func @missing_yield_is_rejected() {
+  // expected-error@+1 {{'piper.annotate' op region must end in piper.yield}}
+  "piper.annotate"() <{tags = {PP = 0 : i64}}> ({
+    "func.return"() : () -> ()
+  }) : () -> ()
+  return
+}
+
+// -----
+
+// piper.yield belongs to piper.annotate.
+func.func @yield_outside_annotate_is_rejected() {
+  // expected-error@+1 {{'piper.yield' op expects parent op 'piper.annotate'}}
+  piper.yield
+}

@@ -1,0 +1,77 @@
+// RUN: piper-opt %s | piper-opt | FileCheck %s
+// RUN: piper-opt %s --mlir-print-op-generic | piper-opt | FileCheck %s
+// Round trip of every piper op and attribute, in custom and generic form.
+
+// A mesh with every link class and both link properties.
+// CHECK-LABEL: piper.mesh @cluster axes = [
+// CHECK-SAME:   dp = 4 : efa(bandwidth = 50, latency = 10),
+// CHECK-SAME:   pp = 2 : nvlink(bandwidth = 450),
+// CHECK-SAME:   ep = 2 : infiniband(latency = 1.5),
+// CHECK-SAME:   tp = 2 : pcie, sp = 1 : roce, cp = 1 : ethernet, xp = 1]
+piper.mesh @cluster axes = [dp = 4 : efa(bandwidth = 50, latency = 10),
+                            pp = 2 : nvlink(bandwidth = 450.0),
+                            ep = 2 : infiniband(latency = 1.5),
+                            tp = 2 : pcie, sp = 1 : roce, cp = 1 : ethernet,
+                            xp = 1]
+
+// Quoted axis names survive; link numbers keep their exact value.
+// CHECK-LABEL: piper.mesh @quoted axes = ["data parallel" = 8 : nvlink(bandwidth = 3.0E+12)]
+piper.mesh @quoted axes = ["data parallel" = 8 : nvlink(bandwidth = 3.0e12)]
+
+// The axis attribute on its own.
+// CHECK-LABEL: func.func private @axis_attr()
+// CHECK-SAME:    axis = #piper.axis<dp = 4 : infiniband(bandwidth = 25, latency = 5)>
+func.func private @axis_attr() attributes {
+    axis = #piper.axis<dp = 4 : infiniband(bandwidth = 25.0, latency = 5.0)>}
+
+// Placements on arguments and results: split dims, replicated axes and
+// every ZeRO stage; zero = 0 and an empty replicated list are not printed.
+// CHECK-LABEL: func.func private @placements(
+// CHECK-SAME: tensor<16x8xf32> {piper.placement = #piper.placement<@cluster, [{tp}, {}], replicated = {dp}>}
+// CHECK-SAME: tensor<16x8xf32> {piper.placement = #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 1>}
+// CHECK-SAME: tensor<16x8xf32> {piper.placement = #piper.placement<@cluster, [{}, {}], replicated = {dp}, zero = 2>}
+// CHECK-SAME: tensor<4x16x8xbf16> {piper.placement = #piper.placement<@cluster, [{ep}, {tp}, {}], replicated = {dp}, zero = 3>}
+// CHECK-SAME: tensor<16xf64> {piper.placement = #piper.placement<@cluster, [{ep, tp}]>}
+// CHECK-SAME: -> (tensor<8x8xf32> {piper.placement = #piper.placement<@cluster, [{}, {}]>})
+func.func private @placements(
+    tensor<16x8xf32> {piper.placement = #piper.placement<@cluster, [{tp}, {}], replicated = {dp}, zero = 0>},
+    tensor<16x8xf32> {piper.placement = #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 1>},
+    tensor<16x8xf32> {piper.placement = #piper.placement<@cluster, [{}, {}], zero = 2, replicated = {dp}>},
+    tensor<4x16x8xbf16> {piper.placement = #piper.placement<@cluster, [{ep}, {tp}, {}], replicated = {dp}, zero = 3>},
+    tensor<16xf64> {piper.placement = #piper.placement<@cluster, [{ep, tp}]>})
+    -> (tensor<8x8xf32> {piper.placement = #piper.placement<@cluster, [{}, {}]>})
+
+// Dynamic dimensions are not checked for divisibility.
+// CHECK-LABEL: func.func private @dynamic(
+// CHECK-SAME: tensor<?x8xf32> {piper.placement = #piper.placement<@cluster, [{dp}, {}]>}
+func.func private @dynamic(
+    tensor<?x8xf32> {piper.placement = #piper.placement<@cluster, [{dp}, {}]>})
+
+// Nested annotations with integer and string tags; the yielded values
+// become the results.
+// CHECK-LABEL: func.func @chunks(
+// CHECK-SAME:    %[[X:.*]]: tensor<4x8xf32>
+// CHECK:         %[[OUTER:.*]]:2 = piper.annotate {PP = 0} -> tensor<4x8xf32>, tensor<4x8xf32> {
+// CHECK:           %[[INNER:.*]] = piper.annotate {EP = 1, KIND = "ffn"} -> tensor<4x8xf32> {
+// CHECK:             %[[SUM:.*]] = arith.addf %[[X]], %[[X]] : tensor<4x8xf32>
+// CHECK:             piper.yield %[[SUM]] : tensor<4x8xf32>
+// CHECK:           }
+// CHECK:           piper.yield %[[INNER]], %[[X]] : tensor<4x8xf32>, tensor<4x8xf32>
+// CHECK:         }
+// CHECK:         piper.annotate {STAGE = "loss"} {
+// CHECK-NEXT:      piper.yield
+// CHECK-NEXT:    }
+// CHECK:         return %[[OUTER]]#0
+func.func @chunks(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r:2 = piper.annotate {PP = 0} -> tensor<4x8xf32>, tensor<4x8xf32> {
+    %e = piper.annotate {EP = 1, KIND = "ffn"} -> tensor<4x8xf32> {
+      %s = arith.addf %x, %x : tensor<4x8xf32>
+      piper.yield %s : tensor<4x8xf32>
+    }
+    piper.yield %e, %x : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  piper.annotate {STAGE = "loss"} {
+    piper.yield
+  }
+  return %r#0 : tensor<4x8xf32>
+}

@@ -1,0 +1,33 @@
+# -*- Python -*-
+# lit configuration for Piper's IR tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "Piper"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.piper_obj_root, "test")
+# Unit tests and the embedding example run as their own ctest entries.
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "embed"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%piper_src_root", config.piper_src_root))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+
+# Every FileCheck invocation checks that captured names do not leak between
+# CHECK-LABEL blocks.
+config.substitutions.insert(0, ("FileCheck", "FileCheck -enable-var-scope"))
+
+tool_dirs = [config.piper_tools_dir, config.llvm_tools_dir]
+# Debian's LLVM keeps not/count/split-file beside FileCheck, off PATH.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.piper_tools_dir, append_path=True)
+tools = ["piper-opt", "not", "count", "split-file"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
