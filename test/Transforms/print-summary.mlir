@@ -16,12 +16,14 @@ piper.mesh @single axes = [d = 1]
 // CHECK-LABEL: function @step
 // Column-parallel weight: 64x256 f32 split over tp=2 is 64x128 = 32768 B.
 // CHECK-NEXT:    arg 0 tensor<64x256xf32> #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 1>
-// CHECK-NEXT:      per device: tensor<64x128xf32>, 32768 bytes
+// CHECK-NEXT:      per device: tensor<64x128xf32>, 32768 bytes; ZeRO-1 shards optimizer state 1/4{{$}}
+// CHECK-NEXT:    arg 1 tensor<4x64xf32> #piper.placement<@cluster, [{}, {}], replicated = {dp}, zero = 2>
+// CHECK-NEXT:      per device: tensor<4x64xf32>, 1024 bytes; ZeRO-2 shards gradients and optimizer state 1/4{{$}}
 // ZeRO-3 over dp=4 keeps a quarter of the 2048 B shard.
 // CHECK-NEXT:    arg 2 tensor<32x32xf16> #piper.placement<@cluster, [{tp}, {}], replicated = {dp}, zero = 3>
-// CHECK-NEXT:      per device: tensor<16x32xf16>, 1024 bytes; ZeRO-3 keeps 256 bytes (1/4)
+// CHECK-NEXT:      per device: tensor<16x32xf16>, 1024 bytes; ZeRO-3 shards parameters, gradients and optimizer state 1/4 (keeps 256 bytes)
 // CHECK-NEXT:    result 0 tensor<4x256xf32> #piper.placement<@cluster, [{}, {}]>
-// CHECK-NEXT:      per device: tensor<4x256xf32>, 4096 bytes
+// CHECK-NEXT:      per device: tensor<4x256xf32>, 4096 bytes{{$}}
 // CHECK-NEXT:    chunk {PP = 0}: 1 ops, 2 nested chunks
 // CHECK-NEXT:      chunk {PP = 0, EP = 0}: 2 ops
 // CHECK-NEXT:      chunk {PP = 0, EP = 1}: 0 ops
@@ -31,7 +33,7 @@ piper.mesh @single axes = [d = 1]
 // CHECK-NOT:   {{.}}
 func.func @step(
     %w: tensor<64x256xf32> {piper.placement = #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 1>},
-    %x: tensor<4x64xf32>,
+    %x: tensor<4x64xf32> {piper.placement = #piper.placement<@cluster, [{}, {}], replicated = {dp}, zero = 2>},
     %v: tensor<32x32xf16> {piper.placement = #piper.placement<@cluster, [{tp}, {}], replicated = {dp}, zero = 3>})
     -> (tensor<4x256xf32> {piper.placement = #piper.placement<@cluster, [{}, {}]>}) {
   %h = piper.annotate {PP = 0} -> tensor<4x256xf32> {

@@ -66,8 +66,9 @@ step "install $BUILD_DIR into $INSTALL_DIR"
 rm -rf "$INSTALL_DIR" "$EMBED_BUILD_DIR"
 if ! cmake --install "$BUILD_DIR" --prefix "$INSTALL_DIR" > "$SCRATCH_DIR/install.log"; then
   cat "$SCRATCH_DIR/install.log" >&2
-  echo "FAIL: cmake --install failed; build every installed target first" \
-       "(e.g. ninja -C $BUILD_DIR piper-opt)" >&2
+  echo "FAIL: cmake --install failed (a missing file is named above): every" \
+       "target installed into PiperTargets must be built first;" \
+       "ninja -C $BUILD_DIR builds them all" >&2
   exit 1
 fi
 [[ -f $INSTALL_DIR/lib/cmake/piper/PiperConfig.cmake ]]

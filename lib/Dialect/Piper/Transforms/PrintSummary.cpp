@@ -71,12 +71,17 @@ void printPlacement(llvm::raw_ostream &os, Operation *symbolContext,
                   llvm::divideCeil(
                       tensorType.getElementType().getIntOrFloatBitWidth(), 8);
   os << ", " << bytes << " bytes";
-  if (placement.getZero() == 3) {
+  if (placement.getZero() != 0) {
     int64_t ways = 1;
     for (StringAttr name : placement.getReplicated().getAsRange<StringAttr>())
       ways *= mesh.getAxis(name.getValue()).getSize();
-    os << "; ZeRO-3 keeps " << llvm::divideCeil(bytes, ways) << " bytes (1/"
-       << ways << ")";
+    static constexpr const char *kSharded[] = {
+        "", "optimizer state", "gradients and optimizer state",
+        "parameters, gradients and optimizer state"};
+    os << "; ZeRO-" << placement.getZero() << " shards "
+       << kSharded[placement.getZero()] << " 1/" << ways;
+    if (placement.getZero() == 3)
+      os << " (keeps " << llvm::divideCeil(bytes, ways) << " bytes)";
   }
   os << "\n";
 }
