@@ -72,6 +72,8 @@ const char *piper_rt_status_string(piper_rt_status status) {
     return "unavailable";
   case PIPER_RT_ERROR_INTERNAL:
     return "internal error";
+  case PIPER_RT_STATUS_MAX_ENUM:
+    break;
   }
   return "unknown status";
 }

@@ -77,10 +77,14 @@ typedef enum piper_rt_status {
   PIPER_RT_ERROR_UNAVAILABLE,
   /// A bug in the runtime itself: an invariant did not hold.
   PIPER_RT_ERROR_INTERNAL,
+  /// Not a status. Fixes the enum at 32 bits on every compiler, as Vulkan's
+  /// *_MAX_ENUM values do, so the ABI cannot change size and any non-negative
+  /// int32 (e.g. a code from a newer runtime) is a valid value in C++ too.
+  PIPER_RT_STATUS_MAX_ENUM = 0x7FFFFFFF,
 } piper_rt_status;
 
 /// Returns a short lower-case description of `status`, e.g. "invalid
-/// argument". Values outside the enum (a corrupted or newer code) yield
+/// argument". Any other value (a corrupted or newer code) yields
 /// "unknown status" rather than crashing, since this is called on error paths
 /// where the value may be garbage. The string is static.
 const char *piper_rt_status_string(piper_rt_status status);

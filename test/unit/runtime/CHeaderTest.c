@@ -23,3 +23,8 @@ piper_rt_status piperRtTestRaiseFromC(int *line) {
   *line = __LINE__ + 1;
   return PIPER_RT_ERROR(PIPER_RT_ERROR_TIMEOUT, "raised from C: %d", 42);
 }
+
+const char *piperRtTestStatusStringFromC(int value) {
+  // Well defined in C for any int, unlike a cast to the enum in C++.
+  return piper_rt_status_string((piper_rt_status)value);
+}

@@ -21,6 +21,7 @@ extern "C" {
 // Defined in CHeaderTest.c, which is compiled as C.
 const char *piperRtTestCFile(void);
 piper_rt_status piperRtTestRaiseFromC(int *line);
+const char *piperRtTestStatusStringFromC(int value);
 }
 
 namespace {
@@ -97,10 +98,20 @@ TEST(RuntimeStatusTest, OkIsZero) {
 }
 
 TEST(RuntimeStatusTest, OutOfRangeIsUnknown) {
-  for (int value : {-1, 7, 1000, INT_MAX, INT_MIN})
+  // C++ may only cast values within the enum's range (0..INT32_MAX thanks to
+  // PIPER_RT_STATUS_MAX_ENUM); C callers can pass any int, negatives too.
+  for (int value : {7, 1000, INT_MAX}) {
     EXPECT_STREQ(piper_rt_status_string(static_cast<piper_rt_status>(value)),
                  "unknown status")
         << "value " << value;
+  }
+  for (int value : {-1, 7, 1000, INT_MAX, INT_MIN})
+    EXPECT_STREQ(piperRtTestStatusStringFromC(value), "unknown status")
+        << "value " << value;
+}
+
+TEST(RuntimeStatusTest, EnumIs32Bits) {
+  EXPECT_EQ(sizeof(piper_rt_status), 4u);
 }
 
 //===----------------------------------------------------------------------===//
