@@ -12,10 +12,13 @@ piper.mesh @cluster axes = [dp = 2 : efa(bandwidth = 50, latency = 10),
 
 func.func @train_step(
     // Dense weight, ZeRO-1: optimizer state sharded over dp.
-    %w_in: tensor<16x32xf32> {piper.placement = #piper.placement<@cluster, [{}, {}], replicated = {dp}, zero = 1>},
+    %w_in: tensor<16x32xf32> {piper.param = #piper.param<"stage0.w_in", normal(0.02),
+        placement = #piper.placement<@cluster, [{}, {}], replicated = {dp}, zero = 1>>},
     // Expert weights [E, H, H]: one expert per ep rank, ZeRO-3 over dp.
-    %w_exp: tensor<2x32x32xf32> {piper.placement = #piper.placement<@cluster, [{ep}, {}, {}], replicated = {dp}, zero = 3>},
-    %w_out: tensor<32x8xf32> {piper.placement = #piper.placement<@cluster, [{}, {}], replicated = {dp}>},
+    %w_exp: tensor<2x32x32xf32> {piper.param = #piper.param<"stage1.experts", normal(0.02),
+        placement = #piper.placement<@cluster, [{ep}, {}, {}], replicated = {dp}, zero = 3>>},
+    %w_out: tensor<32x8xf32> {piper.param = #piper.param<"stage1.w_out", zeros,
+        placement = #piper.placement<@cluster, [{}, {}], replicated = {dp}>>},
     // Activations: the global batch of 8 rows is split over dp.
     %x: tensor<8x16xf32> {piper.placement = #piper.placement<@cluster, [{dp}, {}]>})
     -> tensor<8x8xf32> {

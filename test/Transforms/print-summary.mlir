@@ -63,3 +63,15 @@ func.func @empty() {
 // UNCHANGED: piper.mesh @cluster
 // UNCHANGED: func.func @step
 // UNCHANGED: piper.annotate {PP = 1}
+
+// -----
+// Parameters print their name, initialiser and storage.
+// CHECK-LABEL: function @params
+// CHECK-NEXT:    param "embed" normal(0.02) (arg 0) tensor<16x8xf32>, replicated
+// CHECK-NEXT:    param "proj" zeros (arg 1) tensor<8x8xf32> #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 3>
+// CHECK-NEXT:      per device: tensor<8x4xf32>, 128 bytes; ZeRO-3 shards parameters, gradients and optimizer state 1/4 (keeps 32 bytes)
+// CHECK-NEXT:    arg 2 tensor<4x8xf32> #piper.placement<@cluster, [{dp}, {}]>
+func.func private @params(
+    tensor<16x8xf32> {piper.param = #piper.param<"embed", normal(0.02)>},
+    tensor<8x8xf32> {piper.param = #piper.param<"proj", zeros, placement = #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 3>>},
+    tensor<4x8xf32> {piper.placement = #piper.placement<@cluster, [{dp}, {}]>})

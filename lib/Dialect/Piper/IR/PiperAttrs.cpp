@@ -377,3 +377,77 @@ SmallVector<StringAttr> PlacementAttr::getSplitAxes() const {
     llvm::append_range(axes, dimAxes.getAsRange<StringAttr>());
   return axes;
 }
+
+//===----------------------------------------------------------------------===//
+// ParamAttr
+//===----------------------------------------------------------------------===//
+
+Attribute ParamAttr::parse(AsmParser &parser, Type) {
+  MLIRContext *ctx = parser.getContext();
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  StringRef initKeyword;
+  if (parser.parseLess() || parser.parseString(&name) || parser.parseComma())
+    return {};
+  SMLoc initLoc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&initKeyword))
+    return {};
+  std::optional<InitKind> init = symbolizeInitKind(initKeyword);
+  if (!init) {
+    parser.emitError(initLoc) << "unknown initialiser '" << initKeyword
+                              << "'; expected normal(std), zeros or ones";
+    return {};
+  }
+  FloatAttr stddev;
+  if (succeeded(parser.parseOptionalLParen())) {
+    double value = 0;
+    if (parser.parseFloat(value) || parser.parseRParen())
+      return {};
+    stddev = FloatAttr::get(Float64Type::get(ctx), value);
+  }
+  PlacementAttr placement;
+  if (succeeded(parser.parseOptionalComma())) {
+    if (parser.parseKeyword("placement") || parser.parseEqual() ||
+        parser.parseAttribute(placement))
+      return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<ParamAttr>(loc, ctx, StringAttr::get(ctx, name),
+                                      *init, stddev, placement);
+}
+
+void ParamAttr::print(AsmPrinter &printer) const {
+  printer << "<\"";
+  llvm::printEscapedString(getName().getValue(), printer.getStream());
+  printer << "\", " << stringifyInitKind(getInit());
+  if (getStd())
+    printer << "(" << formatLinkNumber(getStd().getValueAsDouble()) << ")";
+  if (getPlacement()) {
+    printer << ", placement = ";
+    printer.printAttribute(getPlacement());
+  }
+  printer << ">";
+}
+
+LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                StringAttr name, InitKind init,
+                                FloatAttr stddev, PlacementAttr placement) {
+  if (!name || name.getValue().empty())
+    return emitError() << "parameter needs a non-empty name";
+  if (init == InitKind::Normal) {
+    if (!stddev)
+      return emitError() << "parameter '" << name.getValue()
+                         << "': normal initialisation needs a standard "
+                            "deviation, e.g. normal(0.02)";
+    if (!(stddev.getValueAsDouble() > 0))
+      return emitError() << "parameter '" << name.getValue()
+                         << "': standard deviation must be > 0, got "
+                         << formatLinkNumber(stddev.getValueAsDouble());
+  } else if (stddev) {
+    return emitError() << "parameter '" << name.getValue() << "': "
+                       << stringifyInitKind(init)
+                       << " initialisation takes no argument";
+  }
+  return success();
+}

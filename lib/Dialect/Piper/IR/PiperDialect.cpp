@@ -26,25 +26,69 @@ void PiperDialect::initialize() {
   registerAttributes();
 }
 
-/// Verifies a `piper.*` attribute attached to the value of type `type` that
-/// `op` defines as argument or result `index`. `what` is "argument" or
-/// "result", used in diagnostics.
+/// Verifies `piper.placement` attached to the value of type `type` that `op`
+/// defines as argument or result `index` ("argument"/"result" in `what`).
+static LogicalResult verifyPlacementAttribute(Operation *op, StringRef what,
+                                              unsigned index, Type type,
+                                              NamedAttribute attr) {
+  auto placement = dyn_cast<PlacementAttr>(attr.getValue());
+  if (!placement)
+    return op->emitError() << "'" << attr.getName().getValue() << "' on "
+                           << what << " #" << index
+                           << " must be a #piper.placement, got "
+                           << attr.getValue();
+  return placement.verifyFor(type, op, [&]() {
+    return op->emitError() << what << " #" << index << " placement: ";
+  });
+}
+
+/// Verifies `piper.param` on argument `index` of the function `fn`.
+static LogicalResult verifyParamAttribute(FunctionOpInterface fn,
+                                          unsigned index,
+                                          NamedAttribute attr) {
+  auto param = dyn_cast<ParamAttr>(attr.getValue());
+  if (!param)
+    return fn->emitError() << "'piper.param' on argument #" << index
+                           << " must be a #piper.param, got "
+                           << attr.getValue();
+  StringRef name = param.getName().getValue();
+  auto emitError = [&]() {
+    return fn->emitError() << "parameter '" << name << "' (argument #"
+                           << index << "): ";
+  };
+  Type type = fn.getArgumentTypes()[index];
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  if (!tensorType || !isa<FloatType>(tensorType.getElementType()))
+    return emitError() << "parameters are ranked float tensors, got " << type;
+  if (fn.getArgAttr(index, PiperDialect::getPlacementAttrName()))
+    return emitError() << "has a separate piper.placement; put it inside "
+                          "#piper.param as `placement = ...`";
+  // Names identify parameters across strategies (initialisation,
+  // checkpoints), so they must be unique within the model.
+  // Report the later of two clashing arguments, pointing at the first.
+  for (unsigned other = 0; other < index; ++other) {
+    auto otherParam = fn.getArgAttrOfType<ParamAttr>(
+        other, PiperDialect::getParamAttrName());
+    if (otherParam && otherParam.getName() == param.getName())
+      return emitError() << "name is also used by argument #" << other;
+  }
+  if (PlacementAttr placement = param.getPlacement())
+    return placement.verifyFor(type, fn, emitError);
+  return success();
+}
+
+/// Verifies a `piper.*` attribute on argument or result `index` of `op`.
 static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
                                           unsigned index, Type type,
                                           NamedAttribute attr) {
-  auto emitError = [&]() {
-    return op->emitError() << what << " #" << index << " placement: ";
-  };
-  if (attr.getName() != PiperDialect::getPlacementAttrName())
-    return op->emitError() << "unknown piper " << what << " attribute '"
-                           << attr.getName().getValue() << "'";
-  auto placement = dyn_cast<PlacementAttr>(attr.getValue());
-  if (!placement)
-    return op->emitError() << "'" << attr.getName().getValue()
-                           << "' on " << what << " #" << index
-                           << " must be a #piper.placement, got "
-                           << attr.getValue();
-  return placement.verifyFor(type, op, emitError);
+  if (attr.getName() == PiperDialect::getPlacementAttrName())
+    return verifyPlacementAttribute(op, what, index, type, attr);
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (attr.getName() == PiperDialect::getParamAttrName() && fn &&
+      what == "argument")
+    return verifyParamAttribute(fn, index, attr);
+  return op->emitError() << "unknown piper " << what << " attribute '"
+                         << attr.getName().getValue() << "'";
 }
 
 LogicalResult PiperDialect::verifyRegionArgAttribute(Operation *op,

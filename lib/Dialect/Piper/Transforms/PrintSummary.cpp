@@ -51,10 +51,8 @@ void printMesh(llvm::raw_ostream &os, MeshOp mesh) {
 
 /// Prints where a placed value lives and what one device stores of it.
 void printPlacement(llvm::raw_ostream &os, Operation *symbolContext,
-                    StringRef what, unsigned index, Type type,
-                    PlacementAttr placement) {
-  os << "  " << what << " " << index << " " << type << " " << placement
-     << "\n";
+                    const Twine &label, Type type, PlacementAttr placement) {
+  os << "  " << label << " " << type << " " << placement << "\n";
   auto tensorType = dyn_cast<RankedTensorType>(type);
   MeshOp mesh = lookupMesh(symbolContext, placement.getMesh());
   if (!tensorType || !mesh || !tensorType.hasStaticShape())
@@ -84,6 +82,24 @@ void printPlacement(llvm::raw_ostream &os, Operation *symbolContext,
       os << " (keeps " << llvm::divideCeil(bytes, ways) << " bytes)";
   }
   os << "\n";
+}
+
+/// Prints a parameter's name and initialiser, then where it lives.
+void printParam(llvm::raw_ostream &os, Operation *symbolContext,
+                unsigned index, Type type, ParamAttr param) {
+  std::string label;
+  llvm::raw_string_ostream labelOs(label);
+  labelOs << "param \"" << param.getName().getValue() << "\" "
+          << stringifyInitKind(param.getInit());
+  if (param.getStd())
+    labelOs << "(" << llvm::format("%g", param.getStd().getValueAsDouble())
+            << ")";
+  labelOs << " (arg " << index << ")";
+  if (!param.getPlacement()) {
+    os << "  " << label << " " << type << ", replicated\n";
+    return;
+  }
+  printPlacement(os, symbolContext, label, type, param.getPlacement());
 }
 
 /// Prints each chunk with its full tag set, indented by nesting depth.
@@ -125,13 +141,19 @@ struct PrintSummaryPass
     module.walk([&](FunctionOpInterface fn) {
       os << "function @" << SymbolTable::getSymbolName(fn).getValue() << "\n";
       StringRef placementName = PiperDialect::getPlacementAttrName();
-      for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
-        if (auto placement = fn.getArgAttrOfType<PlacementAttr>(i, placementName))
-          printPlacement(os, fn, "arg", i, fn.getArgumentTypes()[i], placement);
+      for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
+        Type type = fn.getArgumentTypes()[i];
+        if (auto param = fn.getArgAttrOfType<ParamAttr>(
+                i, PiperDialect::getParamAttrName()))
+          printParam(os, fn, i, type, param);
+        else if (auto placement =
+                     fn.getArgAttrOfType<PlacementAttr>(i, placementName))
+          printPlacement(os, fn, "arg " + Twine(i), type, placement);
+      }
       for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
         if (auto placement =
                 fn.getResultAttrOfType<PlacementAttr>(i, placementName))
-          printPlacement(os, fn, "result", i, fn.getResultTypes()[i],
+          printPlacement(os, fn, "result " + Twine(i), fn.getResultTypes()[i],
                          placement);
       printChunks(os, fn.getFunctionBody(), 1);
     });

@@ -29,6 +29,20 @@ def Piper_LinkClass : I32EnumAttr<"LinkClass",
 }
 
 //===----------------------------------------------------------------------===//
+// InitKind
+//===----------------------------------------------------------------------===//
+
+def Piper_InitKind : I32EnumAttr<"InitKind",
+    "how a parameter is initialised", [
+  I32EnumAttrCase<"Normal", 0, "normal">,
+  I32EnumAttrCase<"Zeros", 1, "zeros">,
+  I32EnumAttrCase<"Ones", 2, "ones">
+]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::piper";
+}
+
+//===----------------------------------------------------------------------===//
 // MeshAxisAttr
 //===----------------------------------------------------------------------===//
 
@@ -142,6 +156,50 @@ def Piper_PlacementAttr : Piper_Attr<"Placement", "placement"> {
     /// All axes that split some dimension, in dimension order.
     ::llvm::SmallVector<::mlir::StringAttr> getSplitAxes() const;
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// ParamAttr
+//===----------------------------------------------------------------------===//
+
+def Piper_ParamAttr : Piper_Attr<"Param", "param"> {
+  let summary = "marks a function argument as a trainable parameter";
+  let description = [{
+    Attached as `piper.param` to a function argument, declares that argument
+    a trainable parameter with a globally unique name, an initialiser and,
+    optionally, a placement. Initial values are a function of the run's seed
+    and the parameter's name only (and of the global element index), never
+    of the strategy: every device holding a shard reproduces exactly the
+    values of the serial program.
+
+    Initialisers: `normal(std)` (mean 0), `zeros`, `ones`.
+
+    Example:
+
+    ```mlir
+    func.func @step(
+        %wq: tensor<64x64xf32> {piper.param = #piper.param<"layers.0.attn.wq", normal(0.02),
+              placement = #piper.placement<@mesh, [{}, {tp} ], replicated = {dp}, zero = 1>>},
+        %g: tensor<64xf32> {piper.param = #piper.param<"layers.0.norm.weight", ones>},
+        %x: tensor<8x64xf32>) -> tensor<f32>
+    ```
+
+    **Constraints:**
+    - The name is non-empty.
+    - `normal` has a standard deviation > 0; `zeros` and `ones` have none.
+    - Where attached: the argument is a ranked tensor of floats, no other
+      argument of the function has a parameter of the same name, the
+      argument carries no separate `piper.placement`, and the placement (if
+      any) is valid for the argument's type (see `#piper.placement`).
+  }];
+  let parameters = (ins
+    "::mlir::StringAttr":$name,
+    "::mlir::piper::InitKind":$init,
+    OptionalParameter<"::mlir::FloatAttr">:$std,
+    OptionalParameter<"::mlir::piper::PlacementAttr">:$placement
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
 }
 
 #endif // PIPER_DIALECT_PIPER_IR_PIPERATTRS_TD

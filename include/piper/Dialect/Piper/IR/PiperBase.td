@@ -27,7 +27,8 @@ def Piper_Dialect : Dialect {
 
     The dialect attribute `piper.placement` may be attached to function
     arguments and results of ranked tensor type; it is verified against the
-    referenced mesh and the tensor's shape.
+    referenced mesh and the tensor's shape. `piper.param` marks a function
+    argument as a trainable parameter (`#piper.param`).
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
@@ -39,6 +40,10 @@ def Piper_Dialect : Dialect {
     /// Name of the discardable attribute carrying a value's placement.
     static constexpr ::llvm::StringLiteral getPlacementAttrName() {
       return ::llvm::StringLiteral("piper.placement");
+    }
+    /// Name of the argument attribute marking a trainable parameter.
+    static constexpr ::llvm::StringLiteral getParamAttrName() {
+      return ::llvm::StringLiteral("piper.param");
     }
   }];
 }

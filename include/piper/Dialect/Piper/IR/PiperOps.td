@@ -12,6 +12,7 @@
 include "piper/Dialect/Piper/IR/PiperAttrs.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "piper/Dialect/Piper/IR/PiperNNOps.td"
 
 //===----------------------------------------------------------------------===//
 // MeshOp

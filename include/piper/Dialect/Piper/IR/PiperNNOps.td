@@ -1,0 +1,15 @@
+//===- PiperNNOps.td - Piper neural-network operations -----*- tablegen -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_DIALECT_PIPER_IR_PIPERNNOPS_TD
+#define PIPER_DIALECT_PIPER_IR_PIPERNNOPS_TD
+
+include "piper/Dialect/Piper/IR/PiperBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+#endif // PIPER_DIALECT_PIPER_IR_PIPERNNOPS_TD
