@@ -7,34 +7,35 @@
 // CHECK-NEXT:    axis pp: size 2, nvlink, 450 GB/s
 // CHECK-NEXT:    axis tp: size 2, nvlink
 // CHECK-NEXT:    axis xp: size 1
-// CHECK-LABEL: mesh @single: 1 devices
+// CHECK-LABEL: mesh @single: 1 device
+// CHECK-NEXT:    axis "data parallel": size 1
 piper.mesh @cluster axes = [dp = 4 : efa(bandwidth = 50, latency = 10),
                             pp = 2 : nvlink(bandwidth = 450), tp = 2 : nvlink,
                             xp = 1]
-piper.mesh @single axes = [d = 1]
+piper.mesh @single axes = ["data parallel" = 1]
 
 // CHECK-LABEL: function @step
 // Column-parallel weight: 64x256 f32 split over tp=2 is 64x128 = 32768 B.
-// CHECK-NEXT:    arg 0 tensor<64x256xf32> #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 1>
+// CHECK-NEXT:    param "w" normal(0.02) (arg 0) tensor<64x256xf32> #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 1>
 // CHECK-NEXT:      per device: tensor<64x128xf32>, 32768 bytes; ZeRO-1 shards optimizer state 1/4{{$}}
-// CHECK-NEXT:    arg 1 tensor<4x64xf32> #piper.placement<@cluster, [{}, {}], replicated = {dp}, zero = 2>
+// CHECK-NEXT:    param "x" ones (arg 1) tensor<4x64xf32> #piper.placement<@cluster, [{}, {}], replicated = {dp}, zero = 2>
 // CHECK-NEXT:      per device: tensor<4x64xf32>, 1024 bytes; ZeRO-2 shards gradients and optimizer state 1/4{{$}}
 // ZeRO-3 over dp=4 keeps a quarter of the 2048 B shard.
-// CHECK-NEXT:    arg 2 tensor<32x32xf16> #piper.placement<@cluster, [{tp}, {}], replicated = {dp}, zero = 3>
+// CHECK-NEXT:    param "v" zeros (arg 2) tensor<32x32xf16> #piper.placement<@cluster, [{tp}, {}], replicated = {dp}, zero = 3>
 // CHECK-NEXT:      per device: tensor<16x32xf16>, 1024 bytes; ZeRO-3 shards parameters, gradients and optimizer state 1/4 (keeps 256 bytes)
 // CHECK-NEXT:    result 0 tensor<4x256xf32> #piper.placement<@cluster, [{}, {}]>
 // CHECK-NEXT:      per device: tensor<4x256xf32>, 4096 bytes{{$}}
-// CHECK-NEXT:    chunk {PP = 0}: 1 ops, 2 nested chunks
+// CHECK-NEXT:    chunk {PP = 0}: 1 op, 2 nested chunks
 // CHECK-NEXT:      chunk {PP = 0, EP = 0}: 2 ops
 // CHECK-NEXT:      chunk {PP = 0, EP = 1}: 0 ops
-// CHECK-NEXT:    chunk {PP = 1}: 1 ops
+// CHECK-NEXT:    chunk {PP = 1}: 1 op
 // CHECK-NOT:     chunk
 // CHECK-LABEL: function @empty
 // CHECK-NOT:   {{.}}
 func.func @step(
-    %w: tensor<64x256xf32> {piper.placement = #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 1>},
-    %x: tensor<4x64xf32> {piper.placement = #piper.placement<@cluster, [{}, {}], replicated = {dp}, zero = 2>},
-    %v: tensor<32x32xf16> {piper.placement = #piper.placement<@cluster, [{tp}, {}], replicated = {dp}, zero = 3>})
+    %w: tensor<64x256xf32> {piper.param = #piper.param<"w", normal(0.02), placement = #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 1>>},
+    %x: tensor<4x64xf32> {piper.param = #piper.param<"x", ones, placement = #piper.placement<@cluster, [{}, {}], replicated = {dp}, zero = 2>>},
+    %v: tensor<32x32xf16> {piper.param = #piper.param<"v", zeros, placement = #piper.placement<@cluster, [{tp}, {}], replicated = {dp}, zero = 3>>})
     -> (tensor<4x256xf32> {piper.placement = #piper.placement<@cluster, [{}, {}]>}) {
   %h = piper.annotate {PP = 0} -> tensor<4x256xf32> {
     %e = tensor.empty() : tensor<4x256xf32>

@@ -25,4 +25,4 @@ func.func @stage0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // SUMMARY-NEXT:   axis dp: size 2, nvlink, 300 GB/s
 // SUMMARY-NEXT:   axis pp: size 2, pcie
 // SUMMARY:      function @stage0
-// SUMMARY-NEXT:   chunk {PP = 0}: 1 ops
+// SUMMARY-NEXT:   chunk {PP = 0}: 1 op

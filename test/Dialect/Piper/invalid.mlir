@@ -42,6 +42,24 @@ piper.mesh @m axes = [dp = 2 : nvlink(latency = 1.0, latency = 2.0)]
 
 // -----
 
+// Link properties are numbers.
+// expected-error@+1 {{link property 'bandwidth' must be a number}}
+piper.mesh @m axes = [dp = 2 : nvlink(bandwidth = "fast")]
+
+// -----
+
+// Empty parentheses are a typo, not a link description.
+// expected-error@+1 {{empty link property list; give bandwidth and/or latency or drop the parentheses}}
+piper.mesh @m axes = [dp = 2 : nvlink()]
+
+// -----
+
+// Axis names are not empty.
+// expected-error@+1 {{mesh axis needs a non-empty name}}
+piper.mesh @m axes = ["" = 2]
+
+// -----
+
 // Bandwidth must be positive.
 // expected-error@+1 {{mesh axis 'dp' has bandwidth 0; it must be > 0}}
 piper.mesh @m axes = [dp = 2 : nvlink(bandwidth = 0.0)]
@@ -128,7 +146,7 @@ func.func private @indivisible_by_axis_product_is_rejected(
 
 // One entry per tensor dimension.
 piper.mesh @m axes = [dp = 2]
-// expected-error@+1 {{argument #0 placement: placement has 1 dimension entries but 'tensor<8x8xf32>' has rank 2}}
+// expected-error@+1 {{argument #0 placement: placement lists 1 dims but 'tensor<8x8xf32>' has rank 2}}
 func.func private @rank_mismatch_is_rejected(
     tensor<8x8xf32> {piper.placement = #piper.placement<@m, [{dp}]>})
 
@@ -146,7 +164,7 @@ func.func private @scalar_is_rejected(
 piper.mesh @m axes = [dp = 2]
 // expected-error@+2 {{ZeRO stage must be 0, 1, 2 or 3, got 4}}
 func.func private @zero_stage_out_of_range_is_rejected(
-    tensor<8xf32> {piper.placement = #piper.placement<@m, [{}], replicated = {dp}, zero = 4>})
+    tensor<8xf32> {piper.param = #piper.param<"w", zeros, placement = #piper.placement<@m, [{}], replicated = {dp}, zero = 4>>})
 
 // -----
 
@@ -154,7 +172,23 @@ func.func private @zero_stage_out_of_range_is_rejected(
 piper.mesh @m axes = [dp = 2]
 // expected-error@+2 {{ZeRO stage 2 shards over the replicated axes, but the placement lists none}}
 func.func private @zero_without_replicated_axes_is_rejected(
-    tensor<8xf32> {piper.placement = #piper.placement<@m, [{}], zero = 2>})
+    tensor<8xf32> {piper.param = #piper.param<"w", zeros, placement = #piper.placement<@m, [{}], zero = 2>>})
+
+// -----
+
+// ZeRO describes parameters, not plain values.
+piper.mesh @m axes = [dp = 2]
+// expected-error@+1 {{argument #0 placement: ZeRO stage 1 describes parameters; put the placement inside #piper.param}}
+func.func private @zero_on_activation_is_rejected(
+    tensor<8xf32> {piper.placement = #piper.placement<@m, [{}], replicated = {dp}, zero = 1>})
+
+// -----
+
+// A placement field may be given once.
+piper.mesh @m axes = [dp = 2]
+// expected-error@+2 {{placement field 'replicated' given twice}}
+func.func private @placement_field_twice_is_rejected(
+    tensor<8xf32> {piper.placement = #piper.placement<@m, [{}], replicated = {dp}, replicated = {dp}>})
 
 // -----
 
@@ -170,6 +204,18 @@ func.func private @unknown_placement_field_is_rejected(
 // expected-error@+1 {{'piper.placement' on argument #0 must be a #piper.placement, got "dp"}}
 func.func private @placement_of_wrong_kind_is_rejected(
     tensor<8xf32> {piper.placement = "dp"})
+
+// -----
+
+// Results take the same checks.
+// expected-error@+1 {{'piper.placement' on result #0 must be a #piper.placement, got 3 : i64}}
+func.func private @result_placement_of_wrong_kind_is_rejected() -> (tensor<8xf32> {piper.placement = 3})
+
+// -----
+
+// Unknown piper.* attributes on results are typos too.
+// expected-error@+1 {{unknown piper result attribute 'piper.placment'}}
+func.func private @misspelled_result_attribute_is_rejected() -> (tensor<8xf32> {piper.placment = 1})
 
 // -----
 
@@ -204,7 +250,7 @@ func.func @punctuated_tag_is_rejected() {
 
 // MB is assigned by split, not by the user.
 func.func @reserved_tag_is_rejected() {
-  // expected-error@+1 {{'piper.annotate' op tag 'MB' is reserved: the DAG builder assigns it}}
+  // expected-error@+1 {{'piper.annotate' op tag 'MB' is reserved: split assigns microbatch numbers}}
   piper.annotate {MB = 0} {
     piper.yield
   }
@@ -215,7 +261,7 @@ func.func @reserved_tag_is_rejected() {
 
 // PASS is assigned by the DAG builder.
 func.func @reserved_pass_tag_is_rejected() {
-  // expected-error@+1 {{'piper.annotate' op tag 'PASS' is reserved: the DAG builder assigns it}}
+  // expected-error@+1 {{'piper.annotate' op tag 'PASS' is reserved: the DAG builder assigns passes (F, B, BI, BW, UPD)}}
   piper.annotate {PASS = "F"} {
     piper.yield
   }
@@ -239,6 +285,28 @@ func.func @negative_tag_is_rejected() {
 func.func @float_tag_is_rejected() {
   // expected-error@+1 {{'piper.annotate' op tag 'PP' must be a non-negative integer or a string, got 1.500000e+00 : f64}}
   piper.annotate {PP = 1.5} {
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// Booleans are not tag values.
+func.func @boolean_tag_is_rejected() {
+  // expected-error@+1 {{'piper.annotate' op tag 'PP' must be a non-negative integer or a string, got true}}
+  piper.annotate {PP = true} {
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// "*" is the filters' wildcard, not a tag value.
+func.func @wildcard_tag_value_is_rejected() {
+  // expected-error@+1 {{'piper.annotate' op tag 'KIND' has the value "*", which filters use as a wildcard}}
+  piper.annotate {KIND = "*"} {
     piper.yield
   }
   return

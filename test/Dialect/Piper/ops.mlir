@@ -24,22 +24,26 @@ piper.mesh @quoted axes = ["data parallel" = 8 : nvlink(bandwidth = 3.0e12)]
 func.func private @axis_attr() attributes {
     axis = #piper.axis<dp = 4 : infiniband(bandwidth = 25.0, latency = 5.0)>}
 
-// Placements on arguments and results: split dims, replicated axes and
-// every ZeRO stage; zero = 0 and an empty replicated list are not printed.
+// Placements on arguments and results; zero = 0 and an empty replicated
+// list are not printed. ZeRO stages live on parameters.
 // CHECK-LABEL: func.func private @placements(
 // CHECK-SAME: tensor<16x8xf32> {piper.placement = #piper.placement<@cluster, [{tp}, {}], replicated = {dp}>}
-// CHECK-SAME: tensor<16x8xf32> {piper.placement = #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 1>}
-// CHECK-SAME: tensor<16x8xf32> {piper.placement = #piper.placement<@cluster, [{}, {}], replicated = {dp}, zero = 2>}
-// CHECK-SAME: tensor<4x16x8xbf16> {piper.placement = #piper.placement<@cluster, [{ep}, {tp}, {}], replicated = {dp}, zero = 3>}
 // CHECK-SAME: tensor<16xf64> {piper.placement = #piper.placement<@cluster, [{ep, tp}]>}
 // CHECK-SAME: -> (tensor<8x8xf32> {piper.placement = #piper.placement<@cluster, [{}, {}]>})
 func.func private @placements(
     tensor<16x8xf32> {piper.placement = #piper.placement<@cluster, [{tp}, {}], replicated = {dp}, zero = 0>},
-    tensor<16x8xf32> {piper.placement = #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 1>},
-    tensor<16x8xf32> {piper.placement = #piper.placement<@cluster, [{}, {}], zero = 2, replicated = {dp}>},
-    tensor<4x16x8xbf16> {piper.placement = #piper.placement<@cluster, [{ep}, {tp}, {}], replicated = {dp}, zero = 3>},
     tensor<16xf64> {piper.placement = #piper.placement<@cluster, [{ep, tp}]>})
     -> (tensor<8x8xf32> {piper.placement = #piper.placement<@cluster, [{}, {}]>})
+
+// Every ZeRO stage on parameters; fields may come in any order.
+// CHECK-LABEL: func.func private @zero_stages(
+// CHECK-SAME: placement = #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 1>
+// CHECK-SAME: placement = #piper.placement<@cluster, [{}, {}], replicated = {dp}, zero = 2>
+// CHECK-SAME: placement = #piper.placement<@cluster, [{ep}, {tp}, {}], replicated = {dp}, zero = 3>
+func.func private @zero_stages(
+    tensor<16x8xf32> {piper.param = #piper.param<"a", zeros, placement = #piper.placement<@cluster, [{}, {tp}], replicated = {dp}, zero = 1>>},
+    tensor<16x8xf32> {piper.param = #piper.param<"b", zeros, placement = #piper.placement<@cluster, [{}, {}], zero = 2, replicated = {dp}>>},
+    tensor<4x16x8xbf16> {piper.param = #piper.param<"c", zeros, placement = #piper.placement<@cluster, [{ep}, {tp}, {}], replicated = {dp}, zero = 3>>})
 
 // Dynamic dimensions are not checked for divisibility.
 // CHECK-LABEL: func.func private @dynamic(
@@ -74,4 +78,11 @@ func.func @chunks(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
     piper.yield
   }
   return %r#0 : tensor<4x8xf32>
+}
+
+// A mesh in an outer module serves functions in nested modules.
+// CHECK-LABEL: module @inner
+// CHECK:         func.func private @uses_outer_mesh(tensor<8xf32> {piper.placement = #piper.placement<@cluster, [{dp}]>})
+module @inner {
+  func.func private @uses_outer_mesh(tensor<8xf32> {piper.placement = #piper.placement<@cluster, [{dp}]>})
 }

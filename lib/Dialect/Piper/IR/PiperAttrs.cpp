@@ -60,6 +60,12 @@ MeshAxisAttr MeshAxisAttr::parseBody(AsmParser &parser) {
       return {};
     }
     if (succeeded(parser.parseOptionalLParen())) {
+      if (succeeded(parser.parseOptionalRParen())) {
+        parser.emitError(parser.getCurrentLocation())
+            << "empty link property list; give bandwidth and/or latency or "
+               "drop the parentheses";
+        return {};
+      }
       auto parseField = [&]() -> ParseResult {
         SMLoc fieldLoc = parser.getCurrentLocation();
         StringRef field;
@@ -234,9 +240,12 @@ Attribute PlacementAttr::parse(AsmParser &parser, Type) {
         return {};
       zero = stage;
     } else {
-      parser.emitError(keyLoc)
-          << (key == "replicated" || key == "zero" ? "duplicate" : "unknown")
-          << " placement field '" << key << "'; expected replicated or zero";
+      if (key == "replicated" || key == "zero")
+        parser.emitError(keyLoc)
+            << "placement field '" << key << "' given twice";
+      else
+        parser.emitError(keyLoc) << "unknown placement field '" << key
+                                 << "'; expected replicated or zero";
       return {};
     }
   }
@@ -303,8 +312,7 @@ PlacementAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 PlacementAttr::verifyFor(Type type, Operation *symbolContext,
                          function_ref<InFlightDiagnostic()> emitError) const {
-  Operation *symbol =
-      SymbolTable::lookupNearestSymbolFrom(symbolContext, getMesh());
+  Operation *symbol = lookupSymbolOutward(symbolContext, getMesh());
   if (!symbol)
     return emitError() << "unknown mesh " << getMesh();
   auto mesh = dyn_cast<MeshOp>(symbol);
@@ -315,8 +323,8 @@ PlacementAttr::verifyFor(Type type, Operation *symbolContext,
   if (!tensorType)
     return emitError() << "a placement needs a ranked tensor, got " << type;
   if (int64_t(getDims().size()) != tensorType.getRank())
-    return emitError() << "placement has " << getDims().size()
-                       << " dimension entries but " << type << " has rank "
+    return emitError() << "placement lists " << getDims().size()
+                       << " dims but " << type << " has rank "
                        << tensorType.getRank();
 
   auto checkAxis = [&](StringAttr name) -> MeshAxisAttr {

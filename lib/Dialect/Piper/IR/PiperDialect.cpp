@@ -37,9 +37,14 @@ static LogicalResult verifyPlacementAttribute(Operation *op, StringRef what,
                            << what << " #" << index
                            << " must be a #piper.placement, got "
                            << attr.getValue();
-  return placement.verifyFor(type, op, [&]() {
+  auto emitError = [&]() {
     return op->emitError() << what << " #" << index << " placement: ";
-  });
+  };
+  if (placement.getZero() != 0)
+    return emitError() << "ZeRO stage " << placement.getZero()
+                       << " describes parameters; put the placement inside "
+                          "#piper.param";
+  return placement.verifyFor(type, op, emitError);
 }
 
 /// Verifies `piper.param` on argument `index` of the function `fn`.

@@ -16,10 +16,22 @@
 using namespace mlir;
 using namespace mlir::piper;
 
-MeshOp mlir::piper::lookupMesh(Operation *from, FlatSymbolRefAttr ref) {
+Operation *mlir::piper::lookupSymbolOutward(Operation *from,
+                                            FlatSymbolRefAttr ref) {
   if (!from || !ref)
-    return {};
-  return SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, ref);
+    return nullptr;
+  // A mesh declared in an outer module serves every nested module.
+  for (Operation *table = SymbolTable::getNearestSymbolTable(from); table;
+       table = table->getParentOp()
+                   ? SymbolTable::getNearestSymbolTable(table->getParentOp())
+                   : nullptr)
+    if (Operation *symbol = SymbolTable::lookupSymbolIn(table, ref.getAttr()))
+      return symbol;
+  return nullptr;
+}
+
+MeshOp mlir::piper::lookupMesh(Operation *from, FlatSymbolRefAttr ref) {
+  return dyn_cast_or_null<MeshOp>(lookupSymbolOutward(from, ref));
 }
 
 //===----------------------------------------------------------------------===//
@@ -142,11 +154,20 @@ LogicalResult AnnotateOp::verify() {
       return emitOpError() << "malformed tag name '" << name
                            << "': tag names are upper-case identifiers such "
                               "as PP or EP";
-    if (name == "PASS" || name == "MB")
+    if (name == "PASS")
+      return emitOpError() << "tag 'PASS' is reserved: the DAG builder "
+                              "assigns passes (F, B, BI, BW, UPD)";
+    if (name == "MB")
+      return emitOpError() << "tag 'MB' is reserved: split assigns "
+                              "microbatch numbers";
+    if (auto string = dyn_cast<StringAttr>(tag.getValue());
+        string && string.getValue() == "*")
       return emitOpError() << "tag '" << name
-                           << "' is reserved: the DAG builder assigns it";
+                           << "' has the value \"*\", which filters use as "
+                              "a wildcard";
     if (auto integer = dyn_cast<IntegerAttr>(tag.getValue())) {
-      if (!integer.getType().isSignlessInteger())
+      if (!integer.getType().isSignlessInteger() ||
+          integer.getType().isInteger(1))
         return emitOpError() << "tag '" << name
                              << "' must be a non-negative integer or a "
                                 "string, got "

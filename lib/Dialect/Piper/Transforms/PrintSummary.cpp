@@ -17,6 +17,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -30,11 +31,30 @@ using namespace mlir::piper;
 
 namespace {
 
+/// Axis names print bare when they are identifiers, quoted otherwise, as in
+/// the IR.
+void printAxisName(llvm::raw_ostream &os, StringRef name) {
+  bool identifier = !name.empty() && !llvm::isDigit(name.front()) &&
+                    llvm::all_of(name, [](char c) {
+                      return llvm::isAlnum(c) || c == '_';
+                    });
+  if (identifier) {
+    os << name;
+    return;
+  }
+  os << '"';
+  llvm::printEscapedString(name, os);
+  os << '"';
+}
+
 void printMesh(llvm::raw_ostream &os, MeshOp mesh) {
-  os << "mesh @" << mesh.getSymName() << ": " << mesh.getNumDevices()
-     << " devices\n";
+  int64_t devices = mesh.getNumDevices();
+  os << "mesh @" << mesh.getSymName() << ": " << devices
+     << (devices == 1 ? " device\n" : " devices\n");
   for (MeshAxisAttr axis : mesh.getAxisList()) {
-    os << "  axis " << axis.getName().getValue() << ": size "
+    os << "  axis ";
+    printAxisName(os, axis.getName().getValue());
+    os << ": size "
        << axis.getSize();
     if (axis.getLink()) {
       os << ", " << stringifyLinkClass(*axis.getLink());
@@ -124,9 +144,9 @@ void printChunks(llvm::raw_ostream &os, Region &region, unsigned depth) {
       else
         os << tag.getValue();
     });
-    os << "}: " << ops << " ops";
+    os << "}: " << ops << (ops == 1 ? " op" : " ops");
     if (chunks)
-      os << ", " << chunks << " nested chunks";
+      os << ", " << chunks << (chunks == 1 ? " nested chunk" : " nested chunks");
     os << "\n";
     printChunks(os, annotate.getBody(), depth + 1);
   }

@@ -51,7 +51,8 @@ def Piper_MeshAxisAttr : Piper_Attr<"MeshAxis", "axis"> {
   let description = [{
     A mesh axis has a name, a size (number of devices along it) and,
     optionally, the class of link joining the devices along it with that
-    link's bandwidth (GB/s per direction) and latency (microseconds). The
+    link's bandwidth (GB/s, i.e. 10^9 bytes per second, per device and
+    direction) and latency (microseconds). The
     link data lets the cost model describe heterogeneous clusters, e.g.
     pipeline stages inside a node over NVLink and data parallel replicas
     across nodes over InfiniBand.
@@ -126,8 +127,12 @@ def Piper_PlacementAttr : Piper_Attr<"Placement", "placement"> {
       replicated list.
     - `zero` is 0, 1, 2 or 3, and a non-zero stage needs at least one
       replicated axis to shard over.
+    - A `piper.placement` attached directly to a function argument or
+      result has `zero = 0`: ZeRO stages describe parameters
+      (`#piper.param`).
     - Where the placement is used on a value (`piper.placement` on a
-      function argument or result, `piper.param`): the mesh exists, every
+      function argument or result, `piper.param`): the mesh exists (looked
+      up in the enclosing symbol tables, innermost first), every
       axis is an axis of that mesh, there is one entry per tensor dimension,
       and each dimension's size is divisible by the product of the sizes of
       its axes.

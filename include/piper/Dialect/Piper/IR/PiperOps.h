@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "piper/Dialect/Piper/IR/PiperAttrs.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
@@ -21,8 +22,12 @@
 #include "piper/Dialect/Piper/IR/PiperOps.h.inc"
 
 namespace mlir::piper {
-/// Finds the `piper.mesh` named by `ref`, starting the symbol lookup at
-/// `from`. Returns null if there is none.
+/// Finds the symbol `ref` in the symbol table enclosing `from`, then in each
+/// enclosing symbol table outwards. Returns null if there is none.
+Operation *lookupSymbolOutward(Operation *from, FlatSymbolRefAttr ref);
+
+/// Finds the `piper.mesh` named by `ref` as `lookupSymbolOutward` does.
+/// Returns null if there is none or the symbol is not a mesh.
 MeshOp lookupMesh(Operation *from, FlatSymbolRefAttr ref);
 } // namespace mlir::piper
 

@@ -27,8 +27,9 @@ def Piper_MeshOp : Piper_Op<"mesh", [Symbol]> {
     product of the sizes. Placements and directives refer to the mesh by
     symbol and to its axes by name.
 
-    Axes are listed major to minor: the device with coordinates
-    `(c0, ..., cn)` has linear rank `((c0 * s1 + c1) * s2 + ...) + cn`.
+    Axes are listed major to minor: with sizes `(s0, ..., sn)`, the device
+    with coordinates `(c0, ..., cn)` has linear rank
+    `(...((c0 * s1 + c1) * s2 + c2)...) * sn + cn`.
 
     Example:
 
@@ -102,7 +103,8 @@ def Piper_AnnotateOp : Piper_Op<"annotate", [
     **Constraints:**
     - At least one tag.
     - Tag names match `[A-Z][A-Z0-9_]*` and are not `PASS` or `MB`.
-    - Tag values are non-negative integers or strings.
+    - Tag values are non-negative integers (not `i1`) or strings other than
+      `"*"`, which filters use as a wildcard.
     - A tag name is not already set by an enclosing `piper.annotate`.
     - The region ends in `piper.yield` whose operand types match the results.
   }];

@@ -18,15 +18,20 @@ def PiperPrintSummary : Pass<"piper-print-summary", "::mlir::ModuleOp"> {
     changing it: every mesh with its device count and per-axis links, every
     placed function argument and result with its per-device shard shape and
     bytes (ZeRO-3 divides parameter storage over the replicated axes), and
-    the tree of `piper.annotate` chunks with their full tags and op counts.
+    the tree of `piper.annotate` chunks with their full tags, the number of
+    top-level operations in each and the number of chunks directly inside.
 
     Example:
 
     ```
     $ piper-opt --piper-print-summary model.mlir -o /dev/null
     mesh @cluster: 8 devices
-      axis dp: size 2, efa (50 GB/s, 10 us)
+      axis dp: size 2, efa, 50 GB/s, 10 us
       ...
+    function @train_step
+      param "stage0.w_in" normal(0.02) (arg 0) tensor<16x32xf32> #piper.placement<...>
+        per device: tensor<16x32xf32>, 2048 bytes; ZeRO-1 shards optimizer state 1/2
+      chunk {PP = 0}: 5 ops
     ```
 
     **Options:** none.
