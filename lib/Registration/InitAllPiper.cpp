@@ -9,6 +9,7 @@
 #include "piper/InitAllPiper.h"
 
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
+#include "piper/Dialect/Piper/Transforms/Autodiff.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -23,6 +24,7 @@ void mlir::piper::registerPiper(DialectRegistry &registry) {
   registry.insert<PiperDialect, arith::ArithDialect, func::FuncDialect,
                   linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
                   tensor::TensorDialect, transform::TransformDialect>();
+  registerVJPInterfaceExternalModels(registry);
 
   // Pass registration is global and must happen once per process even when
   // several hosts or tests call this entry point.

@@ -378,3 +378,124 @@ func.func @yield_outside_annotate_is_rejected() {
   // expected-error@+1 {{'piper.yield' op expects parent op 'piper.annotate'}}
   piper.yield
 }
+
+// -----
+
+// A chunk nested in a backward chunk is a backward chunk of the same pass.
+func.func @nested_pass_mismatch_is_rejected() {
+  piper.annotate {PP = 0} pass = BI {
+    // expected-error@+1 {{'piper.annotate' op is a BW chunk inside a BI chunk; nested chunks share their pass}}
+    piper.annotate {EP = 0} pass = BW {
+      piper.yield
+    }
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// A forward chunk may not sit inside a backward one.
+func.func @forward_in_backward_is_rejected() {
+  piper.annotate {PP = 0} pass = BW {
+    // expected-error@+1 {{'piper.annotate' op is a forward chunk inside a BW chunk; nested chunks share their pass}}
+    piper.annotate {EP = 0} {
+      piper.yield
+    }
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// Passes are F, B, BI, BW and UPD.
+func.func @unknown_pass_is_rejected() {
+  // expected-error@+2 {{expected ::mlir::piper::PassKind to be one of: F, B, BI, BW, UPD}}
+  // expected-error@+1 {{failed to parse Piper_PassKindAttr parameter 'value' which is to be a `::mlir::piper::PassKind`}}
+  piper.annotate {PP = 0} pass = BX {
+    piper.yield
+  }
+  return
+}
+
+// -----
+
+// piper.vjp names a piper op.
+func.func @vjp_of_unknown_op_is_rejected(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'piper.vjp' op 'math.exp' is not a registered piper operation}}
+  %d = piper.vjp "math.exp" wrt [0] (%x) cotangents (%x) : (tensor<4xf32>), (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// wrt indices are in range.
+func.func @vjp_wrt_out_of_range_is_rejected(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'piper.vjp' op wrt index 1 is out of range for 1 primals}}
+  %d = piper.vjp "piper.relu" wrt [1] (%x) cotangents (%x) : (tensor<4xf32>), (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// wrt indices increase strictly.
+func.func @vjp_wrt_not_increasing_is_rejected(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'piper.vjp' op wrt indices must be strictly increasing}}
+  %a, %b = piper.vjp "piper.add" wrt [1, 0] (%x, %x) cotangents (%x) : (tensor<4xf32>, tensor<4xf32>), (tensor<4xf32>) -> tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// wrt is not empty.
+func.func @vjp_without_wrt_is_rejected(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'piper.vjp' op needs at least one operand in 'wrt'}}
+  "piper.vjp"(%x, %x) <{op = "piper.relu", wrt = array<i64>, operandSegmentSizes = array<i32: 1, 1>}> : (tensor<4xf32>, tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// One gradient per wrt operand.
+func.func @vjp_result_count_is_checked(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'piper.vjp' op has 2 results for 1 wrt operands}}
+  %a, %b = piper.vjp "piper.relu" wrt [0] (%x) cotangents (%x) : (tensor<4xf32>), (tensor<4xf32>) -> tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// A gradient has its primal's type.
+func.func @vjp_gradient_type_is_checked(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'piper.vjp' op gradient of primal 0 has type 'tensor<4xf64>', expected 'tensor<4xf32>'}}
+  %d = piper.vjp "piper.relu" wrt [0] (%x) cotangents (%x) : (tensor<4xf32>), (tensor<4xf32>) -> tensor<4xf64>
+  return
+}
+
+// -----
+
+// A VJP needs a cotangent.
+func.func @vjp_without_cotangent_is_rejected(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'piper.vjp' op needs at least one cotangent}}
+  %d = "piper.vjp"(%x) <{op = "piper.relu", wrt = array<i64: 0>, operandSegmentSizes = array<i32: 1, 0>}> : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// piper.grad names a parameter of the function.
+// expected-error@+1 {{result #0 is the gradient of 'v', which is not a parameter of the function}}
+func.func private @grad_of_unknown_param_is_rejected(tensor<4xf32> {piper.param = #piper.param<"w", zeros>}) -> (tensor<4xf32> {piper.grad = "v"})
+
+// -----
+
+// A gradient has its parameter's type.
+// expected-error@+1 {{result #0 is the gradient of parameter 'w' of type 'tensor<4xf32>' but has type 'tensor<8xf32>'}}
+func.func private @grad_type_is_checked(tensor<4xf32> {piper.param = #piper.param<"w", zeros>}) -> (tensor<8xf32> {piper.grad = "w"})
+
+// -----
+
+// piper.grad holds a name.
+// expected-error@+1 {{'piper.grad' on result #0 must name a parameter, got 1 : i64}}
+func.func private @grad_of_wrong_kind_is_rejected(tensor<4xf32> {piper.param = #piper.param<"w", zeros>}) -> (tensor<4xf32> {piper.grad = 1})

@@ -15,7 +15,7 @@ piper.mesh @cluster axes = [dp = 4 : efa(bandwidth = 50, latency = 10),
                             xp = 1]
 
 // Quoted axis names survive; link numbers keep their exact value.
-// CHECK-LABEL: piper.mesh @quoted axes = ["data parallel" = 8 : nvlink(bandwidth = 3.0E+12)]
+// CHECK-LABEL: piper.mesh @quoted axes = ["data parallel" = 8 : nvlink(bandwidth = 3000000000000)]
 piper.mesh @quoted axes = ["data parallel" = 8 : nvlink(bandwidth = 3.0e12)]
 
 // The axis attribute on its own.
@@ -85,4 +85,47 @@ func.func @chunks(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK:         func.func private @uses_outer_mesh(tensor<8xf32> {piper.placement = #piper.placement<@cluster, [{dp}]>})
 module @inner {
   func.func private @uses_outer_mesh(tensor<8xf32> {piper.placement = #piper.placement<@cluster, [{dp}]>})
+}
+
+// Backward chunks carry a pass; nested chunks share it.
+// CHECK-LABEL: func.func @passes(
+// CHECK:         piper.annotate {PP = 0} pass = BI {
+// CHECK:           piper.annotate {EP = 1} pass = BI {
+// CHECK:         piper.annotate {PP = 0} pass = BW {
+// CHECK:         piper.annotate {PP = 0} pass = B {
+// CHECK:         piper.annotate {PP = 0} pass = UPD {
+// CHECK:         piper.annotate {PP = 0} pass = F {
+func.func @passes() {
+  piper.annotate {PP = 0} pass = BI {
+    piper.annotate {EP = 1} pass = BI {
+      piper.yield
+    }
+    piper.yield
+  }
+  piper.annotate {PP = 0} pass = BW {
+    piper.yield
+  }
+  piper.annotate {PP = 0} pass = B {
+    piper.yield
+  }
+  piper.annotate {PP = 0} pass = UPD {
+    piper.yield
+  }
+  piper.annotate {PP = 0} pass = F {
+    piper.yield
+  }
+  return
+}
+
+// A VJP and gradient results.
+// CHECK-LABEL: func.func @vjp(
+// CHECK-SAME:    -> (tensor<f32>, tensor<16x32xf32> {piper.grad = "w"})
+// CHECK:         piper.vjp "piper.linear" wrt [1] (%{{.*}}, %{{.*}}) cotangents (%{{.*}}) : (tensor<4x16xf32>, tensor<16x32xf32>), (tensor<4x32xf32>) -> tensor<16x32xf32>
+// CHECK:         piper.vjp "piper.rmsnorm" wrt [0, 1] (%{{.*}}, %{{.*}}) cotangents (%{{.*}}) forward_attrs {epsilon = 1.000000e-05 : f64} : (tensor<4x16xf32>, tensor<16xf32>), (tensor<4x16xf32>) -> tensor<4x16xf32>, tensor<16xf32>
+func.func @vjp(%x: tensor<4x16xf32>, %w: tensor<16x32xf32> {piper.param = #piper.param<"w", zeros>},
+               %g: tensor<16xf32>, %dy: tensor<4x32xf32>, %dn: tensor<4x16xf32>, %l: tensor<f32>)
+    -> (tensor<f32>, tensor<16x32xf32> {piper.grad = "w"}) {
+  %dw = piper.vjp "piper.linear" wrt [1] (%x, %w) cotangents (%dy) : (tensor<4x16xf32>, tensor<16x32xf32>), (tensor<4x32xf32>) -> tensor<16x32xf32>
+  %dx, %dg = piper.vjp "piper.rmsnorm" wrt [0, 1] (%x, %g) cotangents (%dn) forward_attrs {epsilon = 1.0e-5 : f64} : (tensor<4x16xf32>, tensor<16xf32>), (tensor<4x16xf32>) -> tensor<4x16xf32>, tensor<16xf32>
+  return %l, %dw : tensor<f32>, tensor<16x32xf32>
 }

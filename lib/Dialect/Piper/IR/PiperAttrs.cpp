@@ -17,6 +17,10 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
 using namespace mlir;
 using namespace mlir::piper;
 
@@ -24,6 +28,45 @@ using namespace mlir::piper;
 
 #define GET_ATTRDEF_CLASSES
 #include "piper/Dialect/Piper/IR/PiperAttrs.cpp.inc"
+
+/// The shortest decimal that reads back as the same double (`50`, `0.1`,
+/// `1.0e-05`) instead of the default `5.000000e+01` or 17 digits.
+static std::string formatLinkNumber(double value) {
+  char buffer[32];
+  // Whole numbers (bandwidths such as 450) read best without an exponent.
+  if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    snprintf(buffer, sizeof(buffer), "%.0f", value);
+    return buffer;
+  }
+  for (int precision = 1; precision <= 17; ++precision) {
+    snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
+    if (strtod(buffer, nullptr) == value)
+      break;
+  }
+  std::string text(buffer);
+  // MLIR's lexer reads `1e-05` as an integer followed by junk.
+  size_t exponent = text.find('e');
+  if (exponent != std::string::npos && text.find('.') == std::string::npos)
+    text.insert(exponent, ".0");
+  return text;
+}
+
+/// Parses a number written as an integer (`50`) or a float (`0.5`): these
+/// are measurements and hyper-parameters, not typed constants.
+static ParseResult parseNumber(AsmParser &parser, StringRef what,
+                               double &value) {
+  SMLoc loc = parser.getCurrentLocation();
+  Attribute number;
+  if (parser.parseAttribute(number))
+    return failure();
+  if (auto integer = dyn_cast<IntegerAttr>(number))
+    value = double(integer.getInt());
+  else if (auto real = dyn_cast<FloatAttr>(number))
+    value = real.getValueAsDouble();
+  else
+    return parser.emitError(loc) << what << " must be a number";
+  return success();
+}
 
 void PiperDialect::registerAttributes() {
   addAttributes<
@@ -69,19 +112,11 @@ MeshAxisAttr MeshAxisAttr::parseBody(AsmParser &parser) {
       auto parseField = [&]() -> ParseResult {
         SMLoc fieldLoc = parser.getCurrentLocation();
         StringRef field;
-        Attribute number;
-        if (parser.parseKeyword(&field) || parser.parseEqual() ||
-            parser.parseAttribute(number))
-          return failure();
-        // Accept `50` as well as `50.0`: these are measurements, not types.
         double value = 0;
-        if (auto integer = dyn_cast<IntegerAttr>(number))
-          value = double(integer.getInt());
-        else if (auto real = dyn_cast<FloatAttr>(number))
-          value = real.getValueAsDouble();
-        else
-          return parser.emitError(fieldLoc)
-                 << "link property '" << field << "' must be a number";
+        if (parser.parseKeyword(&field) || parser.parseEqual() ||
+            parseNumber(parser, ("link property '" + field + "'").str(),
+                        value))
+          return failure();
         FloatAttr *slot = field == "bandwidth" ? &bandwidth
                           : field == "latency" ? &latency
                                                : nullptr;
@@ -101,19 +136,6 @@ MeshAxisAttr MeshAxisAttr::parseBody(AsmParser &parser) {
   }
   return parser.getChecked<MeshAxisAttr>(loc, ctx, StringAttr::get(ctx, name),
                                          size, link, bandwidth, latency);
-}
-
-/// The shortest decimal that reads back as the same double (`50`, `12.5`)
-/// instead of the default `5.000000e+01`.
-static SmallString<16> formatLinkNumber(double value) {
-  SmallString<16> text;
-  APFloat(value).toString(text, /*FormatPrecision=*/0,
-                          /*FormatMaxPadding=*/6);
-  // MLIR's lexer reads `1E+9` as an integer followed by junk.
-  size_t exponent = text.find('E');
-  if (exponent != StringRef::npos && text.find('.') == StringRef::npos)
-    text.insert(text.begin() + exponent, {'.', '0'});
-  return text;
 }
 
 static void printLinkNumber(AsmPrinter &printer, FloatAttr value) {
@@ -409,7 +431,8 @@ Attribute ParamAttr::parse(AsmParser &parser, Type) {
   FloatAttr stddev;
   if (succeeded(parser.parseOptionalLParen())) {
     double value = 0;
-    if (parser.parseFloat(value) || parser.parseRParen())
+    if (parseNumber(parser, "standard deviation", value) ||
+        parser.parseRParen())
       return {};
     stddev = FloatAttr::get(Float64Type::get(ctx), value);
   }

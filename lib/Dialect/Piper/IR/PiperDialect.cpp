@@ -82,6 +82,33 @@ static LogicalResult verifyParamAttribute(FunctionOpInterface fn,
   return success();
 }
 
+/// Verifies `piper.grad` on result `index` of `fn`: it names a parameter of
+/// the function whose type is the result's type.
+static LogicalResult verifyGradAttribute(FunctionOpInterface fn,
+                                         unsigned index,
+                                         NamedAttribute attr) {
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name)
+    return fn->emitError() << "'piper.grad' on result #" << index
+                           << " must name a parameter, got "
+                           << attr.getValue();
+  for (unsigned arg = 0, e = fn.getNumArguments(); arg < e; ++arg) {
+    auto param =
+        fn.getArgAttrOfType<ParamAttr>(arg, PiperDialect::getParamAttrName());
+    if (!param || param.getName() != name)
+      continue;
+    if (fn.getArgumentTypes()[arg] != fn.getResultTypes()[index])
+      return fn->emitError()
+             << "result #" << index << " is the gradient of parameter '"
+             << name.getValue() << "' of type " << fn.getArgumentTypes()[arg]
+             << " but has type " << fn.getResultTypes()[index];
+    return success();
+  }
+  return fn->emitError() << "result #" << index << " is the gradient of '"
+                         << name.getValue()
+                         << "', which is not a parameter of the function";
+}
+
 /// Verifies a `piper.*` attribute on argument or result `index` of `op`.
 static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
                                           unsigned index, Type type,
@@ -92,6 +119,9 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
   if (attr.getName() == PiperDialect::getParamAttrName() && fn &&
       what == "argument")
     return verifyParamAttribute(fn, index, attr);
+  if (attr.getName() == PiperDialect::getGradAttrName() && fn &&
+      what == "result")
+    return verifyGradAttribute(fn, index, attr);
   return op->emitError() << "unknown piper " << what << " attribute '"
                          << attr.getName().getValue() << "'";
 }

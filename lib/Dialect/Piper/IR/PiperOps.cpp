@@ -202,6 +202,16 @@ LogicalResult AnnotateOp::verify() {
     }
   }
 
+  if (auto parent = (*this)->getParentOfType<AnnotateOp>();
+      parent && parent.getPass() != getPass()) {
+    auto name = [](std::optional<PassKind> pass) {
+      return pass ? stringifyPassKind(*pass) : StringRef("forward");
+    };
+    return emitOpError() << "is a " << name(getPass())
+                         << " chunk inside a " << name(parent.getPass())
+                         << " chunk; nested chunks share their pass";
+  }
+
   Block &body = getBody().front();
   auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
   if (!yield)
@@ -226,6 +236,41 @@ SmallVector<NamedAttribute> AnnotateOp::getAllTags() {
     llvm::append_range(tags, op.getTags().getValue());
   return tags;
 }
+
+//===----------------------------------------------------------------------===//
+// VJPOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult VJPOp::verify() {
+  std::optional<RegisteredOperationName> forward =
+      RegisteredOperationName::lookup(getOp(), getContext());
+  if (!forward || forward->getDialectNamespace() != "piper")
+    return emitOpError() << "'" << getOp()
+                         << "' is not a registered piper operation";
+  ArrayRef<int64_t> wrt = getWrt();
+  if (wrt.empty())
+    return emitOpError() << "needs at least one operand in 'wrt'";
+  for (auto [i, index] : llvm::enumerate(wrt)) {
+    if (index < 0 || index >= int64_t(getPrimals().size()))
+      return emitOpError() << "wrt index " << index << " is out of range for "
+                           << getPrimals().size() << " primals";
+    if (i > 0 && index <= wrt[i - 1])
+      return emitOpError() << "wrt indices must be strictly increasing";
+  }
+  if (getGradients().size() != wrt.size())
+    return emitOpError() << "has " << getGradients().size()
+                         << " results for " << wrt.size() << " wrt operands";
+  for (auto [index, gradient] : llvm::zip(wrt, getGradients()))
+    if (gradient.getType() != getPrimals()[index].getType())
+      return emitOpError() << "gradient of primal " << index << " has type "
+                           << gradient.getType() << ", expected "
+                           << getPrimals()[index].getType();
+  if (getCotangents().empty())
+    return emitOpError() << "needs at least one cotangent";
+  return success();
+}
+
+#include "piper/Dialect/Piper/IR/PiperInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "piper/Dialect/Piper/IR/PiperOps.cpp.inc"

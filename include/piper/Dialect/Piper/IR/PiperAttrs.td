@@ -29,6 +29,27 @@ def Piper_LinkClass : I32EnumAttr<"LinkClass",
 }
 
 //===----------------------------------------------------------------------===//
+// PassKind
+//===----------------------------------------------------------------------===//
+
+def Piper_PassKind : I32EnumAttr<"PassKind",
+    "which pass of the training step a chunk belongs to", [
+  I32EnumAttrCase<"F", 0, "F">,
+  I32EnumAttrCase<"B", 1, "B">,
+  I32EnumAttrCase<"BI", 2, "BI">,
+  I32EnumAttrCase<"BW", 3, "BW">,
+  I32EnumAttrCase<"UPD", 4, "UPD">
+]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::piper";
+}
+
+def Piper_PassKindAttr : EnumAttr<Piper_Dialect, Piper_PassKind, "pass"> {
+  let summary = "pass of a chunk: F, B, BI, BW or UPD";
+  let assemblyFormat = "$value";
+}
+
+//===----------------------------------------------------------------------===//
 // InitKind
 //===----------------------------------------------------------------------===//
 

@@ -41,6 +41,10 @@ def Piper_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPlacementAttrName() {
       return ::llvm::StringLiteral("piper.placement");
     }
+    /// Name of the result attribute naming the parameter a gradient is of.
+    static constexpr ::llvm::StringLiteral getGradAttrName() {
+      return ::llvm::StringLiteral("piper.grad");
+    }
     /// Name of the argument attribute marking a trainable parameter.
     static constexpr ::llvm::StringLiteral getParamAttrName() {
       return ::llvm::StringLiteral("piper.param");

@@ -18,6 +18,8 @@
 #include "piper/Dialect/Piper/IR/PiperAttrs.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 
+#include "piper/Dialect/Piper/IR/PiperInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "piper/Dialect/Piper/IR/PiperOps.h.inc"
 

@@ -13,6 +13,7 @@ include "piper/Dialect/Piper/IR/PiperAttrs.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "piper/Dialect/Piper/IR/PiperNNOps.td"
+include "piper/Dialect/Piper/IR/PiperInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // MeshOp
@@ -85,8 +86,13 @@ def Piper_AnnotateOp : Piper_Op<"annotate", [
     become the op's results.
 
     Tag names are upper-case identifiers. `PASS` and `MB` are reserved: the
-    DAG builder assigns the pass (F, B, BI, BW, ...) and `split` assigns
+    pass of a chunk is its `pass` attribute, absent (forward) in user code
+    and set to `BI` (input gradient), `BW` (weight gradient), `B` (both) or
+    `UPD` (optimizer update) on chunks the compiler derives; `split` assigns
     microbatch numbers. Tag values are non-negative integers or strings.
+
+    A backward chunk carries the same tags as the forward chunk it
+    differentiates, so a filter `{PP = 1, PASS = "BW"}` selects it.
 
     Example:
 
@@ -106,13 +112,17 @@ def Piper_AnnotateOp : Piper_Op<"annotate", [
     - Tag values are non-negative integers (not `i1`) or strings other than
       `"*"`, which filters use as a wildcard.
     - A tag name is not already set by an enclosing `piper.annotate`.
+    - A chunk nested in another has the same `pass` (or none, if the outer
+      has none).
     - The region ends in `piper.yield` whose operand types match the results.
   }];
-  let arguments = (ins DictionaryAttr:$tags);
+  let arguments = (ins DictionaryAttr:$tags,
+                       OptionalAttr<Piper_PassKindAttr>:$pass);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    custom<Tags>($tags) (`->` type($results)^)? $body attr-dict
+    custom<Tags>($tags) (`pass` `=` `` $pass^)? (`->` type($results)^)? $body
+    attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -145,6 +155,53 @@ def Piper_YieldOp : Piper_Op<"yield", [
   let arguments = (ins Variadic<AnyType>:$operands);
   let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
   let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
+}
+
+//===----------------------------------------------------------------------===//
+// VJPOp
+//===----------------------------------------------------------------------===//
+
+def Piper_VJPOp : Piper_Op<"vjp", [Pure, AttrSizedOperandSegments]> {
+  let summary = "cotangents of some operands of a forward op";
+  let description = [{
+    The vector-Jacobian product of the forward op named by `op` (a piper NN
+    op such as `piper.rmsnorm`), applied to the given forward operands
+    (`primals`, in the forward op's operand order) and the cotangents of the
+    forward op's results, restricted to the operands listed in `wrt`. The
+    forward op's attributes are carried in `forward_attrs`. Autodiff emits
+    one `piper.vjp` per differentiated operand so that input- and
+    weight-gradient work stay separate; the interpreter and code generators
+    execute it with the op's reference VJP.
+
+    Example:
+
+    ```mlir
+    // dW of y = linear(x, W): the weight-gradient part (BW).
+    %dw = piper.vjp "piper.linear" wrt [1] (%x, %w) cotangents (%dy)
+        : (tensor<4x16xf32>, tensor<16x32xf32>), (tensor<4x32xf32>)
+        -> tensor<16x32xf32>
+    ```
+
+    **Constraints:**
+    - `op` names a registered piper operation.
+    - `wrt` is non-empty, strictly increasing, and within the primals.
+    - There is one result per `wrt` entry, of the type of that primal.
+    - There is at least one cotangent.
+  }];
+  let arguments = (ins
+    StrAttr:$op,
+    DenseI64ArrayAttr:$wrt,
+    Variadic<AnyType>:$primals,
+    Variadic<AnyType>:$cotangents,
+    DefaultValuedAttr<DictionaryAttr, "{}">:$forward_attrs
+  );
+  let results = (outs Variadic<AnyType>:$gradients);
+  let assemblyFormat = [{
+    $op `wrt` $wrt ` ` `(` $primals `)` `cotangents` ` ` `(` $cotangents `)`
+    (`forward_attrs` $forward_attrs^)? attr-dict `:`
+    `(` type($primals) `)` `,` `(` type($cotangents) `)` `->` type($gradients)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // PIPER_DIALECT_PIPER_IR_PIPEROPS_TD

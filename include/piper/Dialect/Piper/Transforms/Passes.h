@@ -10,6 +10,7 @@
 #define PIPER_DIALECT_PIPER_TRANSFORMS_PASSES_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::piper {

@@ -38,4 +38,30 @@ def PiperPrintSummary : Pass<"piper-print-summary", "::mlir::ModuleOp"> {
   }];
 }
 
+def PiperAutodiff : Pass<"piper-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Append the backward pass, split into BI and BW chunks";
+  let description = [{
+    Differentiates every function that has `piper.param` arguments and
+    returns a single scalar loss. Afterwards the function returns the loss
+    followed by the gradient of each parameter in argument order; gradient
+    results carry `piper.grad = "<parameter name>"`.
+
+    The backward of each forward chunk (`piper.annotate`) becomes two chunks
+    with the same tags: `pass = BI` computes what earlier chunks need (the
+    cotangents of data-dependent values, i.e. input gradients) and
+    `pass = BW` everything that only parameter gradients need (weight
+    gradients and their accumulation). Zero-bubble and DualPipe schedules
+    run the two at different times. Linear ops (add, sub, mul, reshape,
+    transpose) differentiate into piper ops; every other op into one
+    `piper.vjp` per differentiated operand.
+
+    Example: for `%y = piper.linear %x, %w` inside `{PP = 0}` where `%x`
+    depends on data, `piper.vjp "piper.linear" wrt [0]` lands in
+    `piper.annotate {PP = 0} pass = BI` and `wrt [1]` in `pass = BW`.
+
+    **Options:** none.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // PIPER_DIALECT_PIPER_TRANSFORMS_PASSES_TD

@@ -1,0 +1,32 @@
+//===- Autodiff.h - Reverse-mode autodiff of Piper models -------*- C++ -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_DIALECT_PIPER_TRANSFORMS_AUTODIFF_H
+#define PIPER_DIALECT_PIPER_TRANSFORMS_AUTODIFF_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace mlir::piper {
+
+/// Attaches the VJP rules (VJPOpInterface) to the piper NN ops.
+void registerVJPInterfaceExternalModels(DialectRegistry &registry);
+
+/// Appends the backward pass to `fn`, a model whose `piper.param` arguments
+/// are the parameters and whose single result is a scalar loss. The function
+/// then returns the loss followed by the gradient of every parameter (in
+/// argument order, each result marked `piper.grad = "<name>"`). The backward
+/// of each forward chunk is grouped into a `piper.annotate` with the chunk's
+/// tags and `pass = BI` (what earlier chunks need: input gradients) and one
+/// with `pass = BW` (what only parameter gradients need), split by data
+/// dependence. Emits a diagnostic and fails if `fn` cannot be differentiated.
+LogicalResult differentiate(func::FuncOp fn);
+
+} // namespace mlir::piper
+
+#endif // PIPER_DIALECT_PIPER_TRANSFORMS_AUTODIFF_H
