@@ -19,7 +19,9 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%piper_src_root", config.piper_src_root))
 
 llvm_config.use_default_substitutions()
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# The sanitizer options of the debug preset reach the tools under test.
+llvm_config.with_system_environment(
+    ["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "ASAN_OPTIONS", "UBSAN_OPTIONS"])
 
 # Every FileCheck invocation checks that captured names do not leak between
 # CHECK-LABEL blocks.

@@ -72,14 +72,16 @@ TEST_F(PlacementTest, MeshQueries) {
 TEST_F(PlacementTest, LocalShapeDividesEachDimByItsAxes) {
   OwningOpRef<ModuleOp> module = parse(
       std::string(kMesh) +
-      "func.func private @f(tensor<16x24x6xf32> {piper.placement = "
-      "#piper.placement<@m, [{ep, tp}, {}, {}], replicated = {dp}, zero = "
-      "3>})\n");
+      "func.func private @f(tensor<16x24x6xf32> {piper.param = "
+      "#piper.param<\"w\", zeros, placement = #piper.placement<@m, "
+      "[{ep, tp}, {}, {}], replicated = {dp}, zero = 3>>})\n");
   ASSERT_TRUE(module) << diagnostics;
   auto mesh = *module->getOps<MeshOp>().begin();
   auto fn = *module->getOps<func::FuncOp>().begin();
-  auto placement = fn.getArgAttrOfType<PlacementAttr>(
-      0, PiperDialect::getPlacementAttrName());
+  auto param =
+      fn.getArgAttrOfType<ParamAttr>(0, PiperDialect::getParamAttrName());
+  ASSERT_TRUE(param);
+  PlacementAttr placement = param.getPlacement();
   ASSERT_TRUE(placement);
   EXPECT_EQ(placement.getZero(), 3u);
   EXPECT_EQ(placement.getLocalShape({16, 24, 6}, mesh),
