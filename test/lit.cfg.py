@@ -32,4 +32,10 @@ tool_dirs = [config.piper_tools_dir, config.llvm_tools_dir]
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.piper_tools_dir, append_path=True)
 tools = ["piper-opt", "not", "count", "split-file"]
+# Tools that are built only once their sources exist.
+tools += [
+    tool
+    for tool in ["piper-gen", "piper-interp"]
+    if os.path.exists(os.path.join(config.piper_tools_dir, tool))
+]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
