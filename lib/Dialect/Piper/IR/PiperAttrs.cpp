@@ -482,3 +482,18 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   }
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// OptStateAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+OptStateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     StringAttr param, StringAttr slot) {
+  if (!llvm::is_contained({"momentum_buffer", "exp_avg", "exp_avg_sq", "step"},
+                          slot.getValue()))
+    return emitError() << "unknown optimizer state slot '" << slot.getValue()
+                       << "'; expected momentum_buffer, exp_avg, exp_avg_sq "
+                          "or step";
+  return success();
+}

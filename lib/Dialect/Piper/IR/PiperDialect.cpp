@@ -82,31 +82,66 @@ static LogicalResult verifyParamAttribute(FunctionOpInterface fn,
   return success();
 }
 
-/// Verifies `piper.grad` on result `index` of `fn`: it names a parameter of
-/// the function whose type is the result's type.
-static LogicalResult verifyGradAttribute(FunctionOpInterface fn,
-                                         unsigned index,
-                                         NamedAttribute attr) {
-  auto name = dyn_cast<StringAttr>(attr.getValue());
-  if (!name)
-    return fn->emitError() << "'piper.grad' on result #" << index
-                           << " must name a parameter, got "
-                           << attr.getValue();
+/// The type of the `piper.param` argument of `fn` named `name`, or null.
+static Type getParamType(FunctionOpInterface fn, StringAttr name) {
   for (unsigned arg = 0, e = fn.getNumArguments(); arg < e; ++arg) {
     auto param =
         fn.getArgAttrOfType<ParamAttr>(arg, PiperDialect::getParamAttrName());
-    if (!param || param.getName() != name)
-      continue;
-    if (fn.getArgumentTypes()[arg] != fn.getResultTypes()[index])
-      return fn->emitError()
-             << "result #" << index << " is the gradient of parameter '"
-             << name.getValue() << "' of type " << fn.getArgumentTypes()[arg]
-             << " but has type " << fn.getResultTypes()[index];
-    return success();
+    if (param && param.getName() == name)
+      return fn.getArgumentTypes()[arg];
   }
-  return fn->emitError() << "result #" << index << " is the gradient of '"
-                         << name.getValue()
-                         << "', which is not a parameter of the function";
+  return {};
+}
+
+/// Verifies `piper.grad` or `piper.updated` (`role`: "gradient", "update")
+/// on result `index` of `fn`: it names a parameter of the function whose
+/// type is the result's type.
+static LogicalResult verifyParamResultAttribute(FunctionOpInterface fn,
+                                                unsigned index,
+                                                NamedAttribute attr,
+                                                StringRef role) {
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name)
+    return fn->emitError() << "'" << attr.getName().getValue()
+                           << "' on result #" << index
+                           << " must name a parameter, got "
+                           << attr.getValue();
+  Type paramType = getParamType(fn, name);
+  if (!paramType)
+    return fn->emitError() << "result #" << index << " is the " << role
+                           << " of '" << name.getValue()
+                           << "', which is not a parameter of the function";
+  if (paramType != fn.getResultTypes()[index])
+    return fn->emitError() << "result #" << index << " is the " << role
+                           << " of parameter '" << name.getValue()
+                           << "' of type " << paramType << " but has type "
+                           << fn.getResultTypes()[index];
+  return success();
+}
+
+/// Verifies `piper.state` on a value of type `type`.
+static LogicalResult verifyStateAttribute(FunctionOpInterface fn,
+                                          StringRef what, unsigned index,
+                                          Type type, NamedAttribute attr) {
+  auto state = dyn_cast<OptStateAttr>(attr.getValue());
+  if (!state)
+    return fn->emitError() << "'piper.state' on " << what << " #" << index
+                           << " must be a #piper.state, got "
+                           << attr.getValue();
+  Type paramType = getParamType(fn, state.getParam());
+  if (!paramType)
+    return fn->emitError() << what << " #" << index << " is optimizer state of '"
+                           << state.getParam().getValue()
+                           << "', which is not a parameter of the function";
+  Type expected = paramType;
+  if (state.getSlot().getValue() == "step")
+    expected = RankedTensorType::get({}, IntegerType::get(fn.getContext(), 64));
+  if (type != expected)
+    return fn->emitError() << what << " #" << index << " is the "
+                           << state.getSlot().getValue() << " of '"
+                           << state.getParam().getValue() << "' and must be "
+                           << expected << ", got " << type;
+  return success();
 }
 
 /// Verifies a `piper.*` attribute on argument or result `index` of `op`.
@@ -121,7 +156,12 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
     return verifyParamAttribute(fn, index, attr);
   if (attr.getName() == PiperDialect::getGradAttrName() && fn &&
       what == "result")
-    return verifyGradAttribute(fn, index, attr);
+    return verifyParamResultAttribute(fn, index, attr, "gradient");
+  if (attr.getName() == PiperDialect::getUpdatedAttrName() && fn &&
+      what == "result")
+    return verifyParamResultAttribute(fn, index, attr, "update");
+  if (attr.getName() == PiperDialect::getStateAttrName() && fn)
+    return verifyStateAttribute(fn, what, index, type, attr);
   return op->emitError() << "unknown piper " << what << " attribute '"
                          << attr.getName().getValue() << "'";
 }

@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/Dialect/Piper/Transforms/Autodiff.h"
+#include "piper/Dialect/Piper/Transforms/ChunkUtils.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
 
@@ -50,8 +51,8 @@ struct Recorder : public OpBuilder::Listener {
     paths[op] = path;
   }
   SmallVector<Operation *> ops;
-  DenseMap<Operation *, SmallVector<AnnotateOp>> paths;
-  SmallVector<AnnotateOp> path;
+  DenseMap<Operation *, ChunkPath> paths;
+  ChunkPath path;
 };
 
 bool isFloatTensor(Type type) {
@@ -71,9 +72,6 @@ private:
   void addCotangent(Value value, Value cotangent);
   Value getCotangent(Value value);
   void classify();
-  void formChunks(ArrayRef<Operation *> ops, unsigned depth);
-  AnnotateOp wrap(ArrayRef<Operation *> ops, AnnotateOp forward,
-                  PassKind pass);
   Value expose(Value value);
   void exposeSavedActivations();
 
@@ -199,34 +197,6 @@ void Differentiator::classify() {
   }
 }
 
-/// Moves `ops` (contiguous, in order) into a new chunk with the tags of
-/// `forward` and the given pass; values used after the chunk are yielded.
-AnnotateOp Differentiator::wrap(ArrayRef<Operation *> ops, AnnotateOp forward,
-                                PassKind pass) {
-  DenseSet<Operation *> inside(ops.begin(), ops.end());
-  SmallVector<Value> escaping;
-  for (Operation *op : ops)
-    for (Value result : op->getResults())
-      if (llvm::any_of(result.getUsers(),
-                       [&](Operation *user) { return !inside.contains(user); }))
-        escaping.push_back(result);
-
-  OpBuilder b(ops.front());
-  auto chunk = AnnotateOp::create(b, forward.getLoc(), ValueRange(escaping).getTypes(),
-                                  forward.getTags(),
-                                  PassKindAttr::get(b.getContext(), pass));
-  Block *body = b.createBlock(&chunk.getBody());
-  for (Operation *op : ops)
-    op->moveBefore(body, body->end());
-  b.setInsertionPointToEnd(body);
-  YieldOp::create(b, forward.getLoc(), escaping);
-  for (auto [value, result] : llvm::zip(escaping, chunk.getResults()))
-    value.replaceUsesWithIf(result, [&](OpOperand &use) {
-      return !chunk->isProperAncestor(use.getOwner());
-    });
-  return chunk;
-}
-
 /// Makes `value`, defined inside forward chunks, visible at function level
 /// by yielding it from each enclosing chunk: the backward pass reads it (a
 /// saved activation), and the DAG will see the edge from F to B.
@@ -260,37 +230,6 @@ void Differentiator::exposeSavedActivations() {
         continue;
       use.set(expose(use.get()));
     }
-  }
-}
-
-void Differentiator::formChunks(ArrayRef<Operation *> ops, unsigned depth) {
-  for (size_t i = 0; i < ops.size();) {
-    ArrayRef<AnnotateOp> path = recorder.paths[ops[i]];
-    if (path.size() <= depth) {
-      ++i;
-      continue;
-    }
-    AnnotateOp forward = path[depth];
-    size_t end = i;
-    while (end < ops.size() && recorder.paths[ops[end]].size() > depth &&
-           recorder.paths[ops[end]][depth] == forward)
-      ++end;
-    SmallVector<Operation *> inputPart, weightPart;
-    for (Operation *op : ops.slice(i, end - i))
-      (inputGradientOps.contains(op) ? inputPart : weightPart).push_back(op);
-    // BI first: nothing in BI uses BW, and later chunks' BI wait for it.
-    // The segment is contiguous, so the op after it is a stable anchor.
-    Operation *next = ops[end - 1]->getNextNode();
-    for (Operation *op : llvm::concat<Operation *>(inputPart, weightPart))
-      op->moveBefore(next);
-    for (auto [part, pass] : {std::make_pair(&inputPart, PassKind::BI),
-                              std::make_pair(&weightPart, PassKind::BW)}) {
-      if (part->empty())
-        continue;
-      wrap(*part, forward, pass);
-      formChunks(*part, depth + 1);
-    }
-    i = end;
   }
 }
 
@@ -342,7 +281,10 @@ LogicalResult Differentiator::run() {
   returnOp->setOperands(results);
 
   classify();
-  formChunks(recorder.ops, 0);
+  // BI first: nothing in BI uses BW, and earlier chunks' BI wait for it.
+  formChunks(recorder.ops, recorder.paths, [&](Operation *op) {
+    return inputGradientOps.contains(op) ? PassKind::BI : PassKind::BW;
+  });
   exposeSavedActivations();
 
   SmallVector<Type> resultTypes =

@@ -228,4 +228,34 @@ def Piper_ParamAttr : Piper_Attr<"Param", "param"> {
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// OptStateAttr
+//===----------------------------------------------------------------------===//
+
+def Piper_OptStateAttr : Piper_Attr<"OptState", "state"> {
+  let summary = "marks a value as one slot of a parameter's optimizer state";
+  let description = [{
+    Attached as `piper.state` to a function argument or result of a training
+    step, names the parameter the state belongs to and the slot:
+    `momentum_buffer` (SGD), `exp_avg`, `exp_avg_sq` and `step` (AdamW).
+    Slots other than `step` have the parameter's type; `step` is a rank-0
+    `i64` tensor counting completed steps. States start at zero. ZeRO-1
+    shards these over the parameter's replicated axes.
+
+    Example:
+
+    ```mlir
+    %m: tensor<16x32xf32> {piper.state = #piper.state<"layers.0.w", exp_avg>}
+    ```
+
+    **Constraints:**
+    - The slot is one of `momentum_buffer`, `exp_avg`, `exp_avg_sq`, `step`.
+    - Where attached: the function has a `piper.param` of that name, and the
+      value has the slot's type.
+  }];
+  let parameters = (ins "::mlir::StringAttr":$param, "::mlir::StringAttr":$slot);
+  let assemblyFormat = "`<` $param `,` $slot `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // PIPER_DIALECT_PIPER_IR_PIPERATTRS_TD

@@ -45,6 +45,14 @@ def Piper_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getGradAttrName() {
       return ::llvm::StringLiteral("piper.grad");
     }
+    /// Name of the result attribute naming the parameter a result updates.
+    static constexpr ::llvm::StringLiteral getUpdatedAttrName() {
+      return ::llvm::StringLiteral("piper.updated");
+    }
+    /// Name of the argument/result attribute marking optimizer state.
+    static constexpr ::llvm::StringLiteral getStateAttrName() {
+      return ::llvm::StringLiteral("piper.state");
+    }
     /// Name of the argument attribute marking a trainable parameter.
     static constexpr ::llvm::StringLiteral getParamAttrName() {
       return ::llvm::StringLiteral("piper.param");

@@ -13,6 +13,7 @@ include "piper/Dialect/Piper/IR/PiperAttrs.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "piper/Dialect/Piper/IR/PiperNNOps.td"
+include "piper/Dialect/Piper/IR/PiperOptimizerOps.td"
 include "piper/Dialect/Piper/IR/PiperInterfaces.td"
 
 //===----------------------------------------------------------------------===//

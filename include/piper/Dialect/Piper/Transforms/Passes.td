@@ -64,4 +64,38 @@ def PiperAutodiff : Pass<"piper-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def PiperOptimizer : Pass<"piper-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Turn gradients into optimizer updates in UPD chunks";
+  let description = [{
+    Runs on functions produced by `piper-autodiff` (results marked
+    `piper.grad`) and makes each a complete training step: for every
+    parameter the optimizer state is appended as arguments marked
+    `piper.state` (`momentum_buffer` for SGD; `exp_avg`, `exp_avg_sq` and
+    the completed-step count `step` for AdamW), and the gradient results are
+    replaced by the updated parameter (`piper.updated = "<name>"`) followed
+    by its new state. Each update is a `piper.sgd_update` or
+    `piper.adamw_update` inside a `pass = UPD` chunk with the tags of the
+    innermost forward chunk using the parameter (none if it is used at top
+    level or by several stages).
+
+    Example: `piper-opt --piper-autodiff
+    --piper-optimizer="optimizer=adamw lr=1e-3 weight-decay=0.01"`.
+
+    **Options:** `optimizer` (`sgd` or `adamw`), `lr`, `momentum` (SGD),
+    `weight-decay`, `beta1`, `beta2`, `eps` (AdamW).
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
+           "sgd or adamw">,
+    Option<"lr", "lr", "double", "1.0e-3", "learning rate (> 0)">,
+    Option<"momentum", "momentum", "double", "0.0", "SGD momentum">,
+    Option<"weightDecay", "weight-decay", "double", "0.0",
+           "weight decay (L2 for SGD, decoupled for AdamW)">,
+    Option<"beta1", "beta1", "double", "0.9", "AdamW first-moment decay">,
+    Option<"beta2", "beta2", "double", "0.999", "AdamW second-moment decay">,
+    Option<"eps", "eps", "double", "1.0e-8", "AdamW denominator epsilon">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // PIPER_DIALECT_PIPER_TRANSFORMS_PASSES_TD

@@ -1,0 +1,110 @@
+//===- Interpreter.h - Reference interpreter of Piper models ----*- C++ -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Evaluates a `func.func` of Piper's model IR on the CPU with the f64
+// reference kernels (piper/Reference/Kernels.h). This is the numerical
+// reference that every distribution strategy is compared against, so it
+// executes the IR literally: one reference kernel per op, in program order,
+// no fusion and no reordering.
+//
+// Values are held in f64 (`ref::Tensor`) or int64 (`ref::IndexTensor`)
+// whatever the declared element type; integer-element tensors become index
+// tensors. In `Precision::F32` every float value is rounded to the nearest
+// f32 after each op and on entry, which models f32 storage (the arithmetic
+// inside one kernel still runs in f64).
+//
+// Supported: every piper NN op, `piper.vjp` of those ops, `piper.annotate`
+// with `piper.yield` (the body runs inline), `arith.constant` of dense
+// tensors and `func.return`. Anything else is rejected by `create` with an
+// error at the op's location; a failing kernel makes `run` fail with an
+// error at the op's location that quotes the kernel, e.g.
+// "piper.embedding: id 12 at position 3 is out of range for a table of 10
+// rows". Errors go to the context's diagnostic engine.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_INTERPRETER_INTERPRETER_H
+#define PIPER_INTERPRETER_INTERPRETER_H
+
+#include "piper/Reference/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace mlir::piper {
+
+/// The f64 reference (plain C++, namespace ::piper::ref), reachable from
+/// inside mlir::piper, where `piper` names this namespace.
+namespace ref = ::piper::ref;
+
+/// The precision the interpreter models.
+enum class Precision {
+  /// Every value is an exact f64 result of the reference kernels.
+  F64,
+  /// Every float value is rounded to f32 after each op and on entry.
+  F32,
+};
+
+/// "f64" or "f32" to a Precision; nullopt for anything else.
+std::optional<Precision> parsePrecision(StringRef text);
+/// The spelling parsePrecision reads.
+StringRef stringifyPrecision(Precision precision);
+
+/// A runtime value: a float tensor (any float element type) or an integer
+/// tensor (any integer element type).
+using RuntimeValue = std::variant<ref::Tensor, ref::IndexTensor>;
+
+/// The float tensor in `value`, or null if it holds an index tensor.
+inline const ref::Tensor *getIfTensor(const RuntimeValue &value) {
+  return std::get_if<ref::Tensor>(&value);
+}
+/// The index tensor in `value`, or null if it holds a float tensor.
+inline const ref::IndexTensor *getIfIndexTensor(const RuntimeValue &value) {
+  return std::get_if<ref::IndexTensor>(&value);
+}
+/// The shape of either alternative.
+const ref::Shape &getShape(const RuntimeValue &value);
+
+/// Rounds every element of `t` to the nearest f32 (round to nearest even);
+/// values beyond f32's range become infinities, as a cast would make them.
+void roundToF32(ref::Tensor &t);
+
+/// Evaluates one function. Cheap to copy: it refers to the function, which
+/// must outlive it, and holds no state between runs.
+class Interpreter {
+public:
+  /// Checks that every op of `fn` (nested ones too) is supported and that
+  /// every argument and result is a ranked tensor of floats or integers;
+  /// emits an error at the offending op or argument and fails otherwise.
+  static FailureOr<Interpreter> create(func::FuncOp fn,
+                                       Precision precision = Precision::F64);
+
+  /// Runs the function on `args` (one per argument, of the argument's kind
+  /// and static dims) and returns one value per result. Emits a located
+  /// error and fails if an argument does not fit or a kernel fails.
+  FailureOr<SmallVector<RuntimeValue>> run(ArrayRef<RuntimeValue> args) const;
+
+  func::FuncOp getFunction() const { return fn; }
+  Precision getPrecision() const { return precision; }
+
+private:
+  Interpreter(func::FuncOp fn, Precision precision)
+      : fn(fn), precision(precision) {}
+
+  func::FuncOp fn;
+  Precision precision;
+};
+
+} // namespace mlir::piper
+
+#endif // PIPER_INTERPRETER_INTERPRETER_H
