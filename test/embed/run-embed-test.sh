@@ -83,8 +83,10 @@ CONFIGURE_ARGS=(
   "-DCMAKE_PREFIX_PATH=$INSTALL_DIR"
   "-DMLIR_DIR=$MLIR_DIR"
 )
-# Same compilers, build type and linker as the Piper build.
+# Same compilers, build type, sanitizers and linker as the Piper build: an
+# instrumented Piper (debug preset) needs an instrumented consumer.
 for var in CMAKE_BUILD_TYPE CMAKE_C_COMPILER CMAKE_CXX_COMPILER LLVM_USE_LINKER \
+           LLVM_USE_SANITIZER \
            CMAKE_EXE_LINKER_FLAGS; do
   value=$(cache_get "$var")
   if [[ -n $value ]]; then
