@@ -21,6 +21,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cmath>
@@ -77,28 +78,6 @@ std::optional<ElementKind> modelgen::symbolizeElementKind(StringRef name) {
 // Named configs
 //===----------------------------------------------------------------------===//
 
-static ModelConfig makeConfig(StringRef name, ModelKind model, int64_t layers,
-                              int64_t hidden, int64_t heads, int64_t ffn,
-                              int64_t experts, int64_t topK, int64_t vocab,
-                              int64_t seq, int64_t batch, int64_t inFeatures,
-                              double capacityFactor) {
-  ModelConfig c;
-  c.name = name.str();
-  c.model = model;
-  c.layers = layers;
-  c.hidden = hidden;
-  c.heads = heads;
-  c.ffn = ffn;
-  c.experts = experts;
-  c.topK = topK;
-  c.vocab = vocab;
-  c.seq = seq;
-  c.batch = batch;
-  c.inFeatures = inFeatures;
-  c.capacityFactor = capacityFactor;
-  return c;
-}
-
 ArrayRef<ModelConfig> modelgen::getNamedConfigs() {
   // The tiny configs are small enough for the f64 interpreter and
   // finite-difference checks; their MoE capacity drops no token, so any
@@ -110,19 +89,17 @@ ArrayRef<ModelConfig> modelgen::getNamedConfigs() {
   // sequence per step, the microbatch the pipeline schedules move around
   // (grow it with --batch for data parallelism); capacity factor 1.0.
   // Parameter totals: about 1.08e9 and 9.48e9.
+  using K = ModelKind;
+  // clang-format off
   static const ModelConfig configs[] = {
-      //         name        model            L   H     nh  F     E  k  V       S     B  In  cf
-      makeConfig("tiny-mlp", ModelKind::MLP, 2, 32, 0, 0, 0, 0, 8, 0, 4, 16,
-                 0.0),
-      makeConfig("tiny-gpt", ModelKind::GPT, 2, 16, 2, 32, 0, 0, 32, 8, 2, 0,
-                 0.0),
-      makeConfig("tiny-moe", ModelKind::MoE, 2, 16, 2, 16, 4, 2, 32, 8, 2, 0,
-                 0.0),
-      makeConfig("qwen3_1b", ModelKind::MoE, 16, 1024, 8, 3584, 4, 2, 151936,
-                 512, 1, 0, 1.0),
-      makeConfig("qwen3_9b", ModelKind::MoE, 24, 2048, 16, 7168, 8, 2, 151936,
-                 2048, 1, 0, 1.0),
+      // name      model   L     H   nh     F  E  k       V     S  B  In  cf
+      {"tiny-mlp", K::MLP,  2,   32,  0,    0, 0, 0,      8,    0, 4, 16, 0.0},
+      {"tiny-gpt", K::GPT,  2,   16,  2,   32, 0, 0,     32,    8, 2,  0, 0.0},
+      {"tiny-moe", K::MoE,  2,   16,  2,   16, 4, 2,     32,    8, 2,  0, 0.0},
+      {"qwen3_1b", K::MoE, 16, 1024,  8, 3584, 4, 2, 151936,  512, 1,  0, 1.0},
+      {"qwen3_9b", K::MoE, 24, 2048, 16, 7168, 8, 2, 151936, 2048, 1,  0, 1.0},
   };
+  // clang-format on
   return configs;
 }
 
@@ -241,14 +218,16 @@ int64_t modelgen::getParameterCount(ModelKind kind, const ModelConfig &config) {
 static bool isAxisName(StringRef name) {
   if (name.empty() || !(llvm::isAlpha(name.front()) || name.front() == '_'))
     return false;
-  return llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
 static llvm::Error makeError(const Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-Expected<SmallVector<MeshAxisSpec>> modelgen::parseMeshSpec(StringRef spec) {
+llvm::Expected<SmallVector<MeshAxisSpec>>
+modelgen::parseMeshSpec(StringRef spec) {
   static constexpr StringLiteral expected =
       "expected NAME=SIZE[,NAME=SIZE...], e.g. --mesh=dp=4,pp=2,ep=2";
   if (spec.trim().empty())
@@ -263,8 +242,8 @@ Expected<SmallVector<MeshAxisSpec>> modelgen::parseMeshSpec(StringRef spec) {
     name = name.trim();
     size = size.trim();
     if (!item.contains('='))
-      return makeError("bad mesh axis '" + item + "' in --mesh=" + spec +
-                       "; " + expected);
+      return makeError("bad mesh axis '" + item + "' in --mesh=" + spec + "; " +
+                       expected);
     if (!isAxisName(name))
       return makeError("bad mesh axis name '" + name + "' in --mesh=" + spec +
                        "; names are letters, digits and '_', not starting "
@@ -274,8 +253,8 @@ Expected<SmallVector<MeshAxisSpec>> modelgen::parseMeshSpec(StringRef spec) {
       return makeError("mesh axis '" + name + "' has size '" + size +
                        "' in --mesh=" + spec + "; sizes are integers >= 1");
     if (!seen.insert(name).second)
-      return makeError("mesh axis '" + name + "' appears twice in --mesh=" +
-                       spec);
+      return makeError("mesh axis '" + name +
+                       "' appears twice in --mesh=" + spec);
     axes.push_back({name.str(), value});
   }
   return axes;
@@ -326,8 +305,8 @@ llvm::Error modelgen::validateOptions(const GenOptions &options) {
   }
 
   if (options.pipelineStages < 0)
-    return makeError(llvm::formatv("--pp must be >= 0, got {0}",
-                                   options.pipelineStages));
+    return makeError(
+        llvm::formatv("--pp must be >= 0, got {0}", options.pipelineStages));
   if (options.pipelineStages > c.layers)
     return makeError(llvm::formatv("--pp={0} is larger than the number of "
                                    "layers ({1}); every pipeline stage needs "
@@ -347,6 +326,30 @@ llvm::Error modelgen::validateOptions(const GenOptions &options) {
       return makeError(llvm::formatv("--zero={0} needs a 'dp' axis in --mesh "
                                      "to shard over",
                                      options.zero));
+  }
+  // The element count of every tensor, and the parameter total, must fit in
+  // int64_t (a typo such as --seq=10000000000 would otherwise overflow).
+  SmallVector<SmallVector<int64_t>> shapes;
+  for (ParamSpec &p : getParameters(kind, c))
+    shapes.push_back(std::move(p.shape));
+  if (kind == ModelKind::MLP) {
+    shapes.push_back({c.batch, std::max({c.inFeatures, c.hidden, c.vocab})});
+  } else {
+    int64_t tokens;
+    if (llvm::MulOverflow(c.batch, c.seq, tokens))
+      return makeError("--batch * --seq overflows 64 bits");
+    shapes.push_back({tokens, std::max({c.hidden, c.ffn, c.vocab})});
+    if (kind == ModelKind::MoE)
+      shapes.push_back({c.experts, tokens, c.hidden});
+  }
+  int64_t total = 0;
+  for (ArrayRef<int64_t> shape : shapes) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      if (llvm::MulOverflow(n, d, n))
+        return makeError("the model's sizes overflow 64-bit element counts");
+    if (llvm::AddOverflow(total, n, total))
+      return makeError("the model's sizes overflow 64-bit element counts");
   }
   return llvm::Error::success();
 }

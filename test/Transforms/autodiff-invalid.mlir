@@ -36,3 +36,16 @@ module {
     return %x : tensor<4xf32>
   }
 }
+
+// -----
+
+// Region ops other than piper.annotate would hide parameter uses.
+func.func @region_op_is_rejected(%w: tensor<2x2xf32> {piper.param = #piper.param<"w", zeros>}, %labels: tensor<2xi64>) -> tensor<f32> {
+  // expected-error@+1 {{cannot differentiate 'scf.execute_region': region ops other than piper.annotate are not supported}}
+  %r = scf.execute_region -> tensor<2x2xf32> {
+    %a = piper.relu %w : tensor<2x2xf32>
+    scf.yield %a : tensor<2x2xf32>
+  }
+  %l = piper.cross_entropy %r, %labels : tensor<2x2xf32>, tensor<2xi64> -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -124,3 +124,34 @@ func.func @linear_rules(%p: tensor<2x3xf64> {piper.param = #piper.param<"p", nor
   %l = piper.cross_entropy %r2, %labels : tensor<1x6xf64>, tensor<1xi64> -> tensor<f64>
   return %l : tensor<f64>
 }
+
+// -----
+
+// Sums of cotangents land in the chunk that defines the value: a chunk
+// result used twice is summed inside that chunk's BI, and a weight used
+// twice in one chunk is summed inside its BW.
+// CHECK-LABEL: func.func @sums_stay_in_chunks(
+// CHECK:         piper.annotate {PP = 1} pass = BI
+// CHECK:         piper.annotate {PP = 0} pass = BI
+// CHECK-NEXT:      piper.add
+// CHECK:         piper.annotate {PP = 0} pass = BW
+// CHECK:           piper.vjp "piper.linear" wrt [1]
+// CHECK:           piper.vjp "piper.linear" wrt [1]
+// CHECK:           piper.add
+// CHECK:           piper.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return
+func.func @sums_stay_in_chunks(%w: tensor<4x4xf64> {piper.param = #piper.param<"w", normal(0.1)>},
+                               %x: tensor<2x4xf64>, %labels: tensor<2xi64>) -> tensor<f64> {
+  %h = piper.annotate {PP = 0} -> tensor<2x4xf64> {
+    %a = piper.linear %x, %w : tensor<2x4xf64>, tensor<4x4xf64> -> tensor<2x4xf64>
+    %b = piper.linear %a, %w : tensor<2x4xf64>, tensor<4x4xf64> -> tensor<2x4xf64>
+    piper.yield %b : tensor<2x4xf64>
+  }
+  %loss = piper.annotate {PP = 1} -> tensor<f64> {
+    %m = piper.mul %h, %h : tensor<2x4xf64>
+    %l = piper.cross_entropy %m, %labels : tensor<2x4xf64>, tensor<2xi64> -> tensor<f64>
+    piper.yield %l : tensor<f64>
+  }
+  return %loss : tensor<f64>
+}

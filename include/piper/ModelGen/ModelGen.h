@@ -129,8 +129,8 @@ int64_t getParameterCount(ModelKind kind, const ModelConfig &config);
 /// The layers of each of `stages` contiguous pipeline stages, as
 /// [begin, end) ranges: the first `layers % stages` stages take one layer
 /// more than the others (the last stage also holds the head and the loss).
-llvm::SmallVector<std::pair<int64_t, int64_t>>
-getStageLayers(int64_t layers, int64_t stages);
+llvm::SmallVector<std::pair<int64_t, int64_t>> getStageLayers(int64_t layers,
+                                                              int64_t stages);
 
 //===----------------------------------------------------------------------===//
 // Generation
@@ -178,10 +178,11 @@ struct GenOptions {
 /// verifier, which names the parameter.
 llvm::Error validateOptions(const GenOptions &options);
 
-/// Validates `options`, builds the module and verifies it. On failure
-/// returns null: an invalid option comes back as an error before any IR is
-/// built; a verifier failure is emitted to `context`'s diagnostic handlers
-/// and reported as an error that says so.
+/// Validates `options`, builds the module and verifies it. Loads the piper
+/// and func dialects into `context`. An invalid option comes back as an
+/// error before any IR is built; a verifier failure comes back as an error
+/// carrying the verifier's messages (one per line, each prefixed with the
+/// module path of the op it concerns, if any).
 llvm::Expected<OwningOpRef<ModuleOp>> buildModel(MLIRContext *context,
                                                  const GenOptions &options);
 

@@ -202,13 +202,16 @@ LogicalResult AnnotateOp::verify() {
     }
   }
 
+  // No pass means forward: `pass = F` and none are the same.
+  PassKind pass = getPass().value_or(PassKind::F);
   if (auto parent = (*this)->getParentOfType<AnnotateOp>();
-      parent && parent.getPass() != getPass()) {
-    auto name = [](std::optional<PassKind> pass) {
-      return pass ? stringifyPassKind(*pass) : StringRef("forward");
+      parent && parent.getPass().value_or(PassKind::F) != pass) {
+    auto name = [](PassKind kind) {
+      return kind == PassKind::F ? StringRef("forward")
+                                 : stringifyPassKind(kind);
     };
-    return emitOpError() << "is a " << name(getPass())
-                         << " chunk inside a " << name(parent.getPass())
+    return emitOpError() << "is a " << name(pass) << " chunk inside a "
+                         << name(parent.getPass().value_or(PassKind::F))
                          << " chunk; nested chunks share their pass";
   }
 

@@ -137,14 +137,34 @@ LogicalResult Differentiator::sweep(Block &block) {
       Operation *yield = annotate.getBody().front().getTerminator();
       for (auto [result, yielded] :
            llvm::zip(annotate.getResults(), yield->getOperands()))
-        if (Value cotangent = getCotangent(result))
-          addCotangent(yielded, cotangent);
+        // Hand the parts over unsummed: the sum then lands inside the chunk
+        // (where the yielded value is read), not between chunks.
+        if (auto it = cotangents.find(result); it != cotangents.end()) {
+          SmallVector<Value, 1> parts = it->second;
+          for (Value part : parts)
+            addCotangent(yielded, part);
+        }
       recorder.path.push_back(annotate);
       LogicalResult swept = sweep(annotate.getBody().front());
       recorder.path.pop_back();
       if (failed(swept))
         return failure();
       continue;
+    }
+
+    if (op.getNumRegions() != 0) {
+      // Only piper.annotate regions are understood; silently skipping a
+      // region that uses a parameter would give it a zero gradient.
+      bool usesParams = false;
+      op.walk([&](Operation *inner) {
+        usesParams |= llvm::any_of(inner->getOperands(), [&](Value v) {
+          return dependsOnParams.contains(v);
+        });
+      });
+      if (usesParams)
+        return op.emitError() << "cannot differentiate '" << op.getName()
+                              << "': region ops other than piper.annotate "
+                                 "are not supported";
     }
 
     SmallVector<Value> resultCotangents;
@@ -234,6 +254,10 @@ void Differentiator::exposeSavedActivations() {
 }
 
 LogicalResult Differentiator::run() {
+  if (!fn.getBody().hasOneBlock())
+    return fn.emitError() << "autodiff: @" << fn.getSymName()
+                          << " has several blocks; models are a single "
+                             "block of piper ops and chunks";
   auto returnOp = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
   if (returnOp.getNumOperands() != 1 ||
       !isFloatTensor(returnOp.getOperand(0).getType()) ||
@@ -267,6 +291,26 @@ LogicalResult Differentiator::run() {
 
   SmallVector<Value> results{loss};
   for (BlockArgument param : params) {
+    // Sum a parameter's contributions inside the chunk they all come from
+    // (e.g. a weight used twice in one layer); otherwise between chunks.
+    recorder.path.clear();
+    if (auto it = cotangents.find(param); it != cotangents.end()) {
+      std::optional<ChunkPath> common;
+      for (Value part : it->second) {
+        Operation *def = part.getDefiningOp();
+        const ChunkPath &path = recorder.paths.lookup(def);
+        if (!common) {
+          common = path;
+          continue;
+        }
+        size_t n = 0;
+        while (n < common->size() && n < path.size() &&
+               (*common)[n] == path[n])
+          ++n;
+        common->resize(n);
+      }
+      recorder.path = common.value_or(ChunkPath());
+    }
     Value gradient = getCotangent(param);
     if (!gradient) {
       auto type = cast<RankedTensorType>(param.getType());
@@ -276,6 +320,7 @@ LogicalResult Differentiator::run() {
     }
     results.push_back(gradient);
   }
+  recorder.path.clear();
   builder.setListener(nullptr);
   // Return the gradients before chunking, so that chunks yield them.
   returnOp->setOperands(results);

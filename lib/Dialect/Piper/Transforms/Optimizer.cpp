@@ -47,7 +47,9 @@ ChunkPath updatePathOf(BlockArgument param) {
   std::optional<ChunkPath> common;
   for (Operation *user : param.getUsers()) {
     ChunkPath path = forwardPathOf(user);
-    if (llvm::any_of(path, [](AnnotateOp c) { return c.getPass().has_value(); }))
+    if (llvm::any_of(path, [](AnnotateOp c) {
+          return c.getPass().value_or(PassKind::F) != PassKind::F;
+        }))
       continue;
     if (!common) {
       common = path;
@@ -198,14 +200,15 @@ LogicalResult OptimizerPass::updateFunction(func::FuncOp fn) {
       Type t = update.param.getType();
       auto op = AdamWUpdateOp::create(
           b, loc, TypeRange{t, t, t}, update.param, update.grad, state(0), state(1), step,
-          f64(lr), f64(beta1), f64(beta2), f64(eps), f64(weightDecay));
+          f64(lr), f64(beta1), f64(beta2), f64(eps),
+          f64(weightDecay < 0 ? 0.01 : weightDecay));
       outs = {op.getNewParam(), op.getNewExpAvg(), op.getNewExpAvgSq(), step};
     } else {
       Type t = update.param.getType();
       auto op = SgdUpdateOp::create(b, loc, TypeRange{t, t}, update.param,
                                     update.grad,
                                     state(0), f64(lr), f64(momentum),
-                                    f64(weightDecay));
+                                    f64(weightDecay < 0 ? 0.0 : weightDecay));
       outs = {op.getNewParam(), op.getNewMomentumBuffer()};
     }
     results.push_back(outs[0]);

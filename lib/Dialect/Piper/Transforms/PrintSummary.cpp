@@ -144,7 +144,10 @@ void printChunks(llvm::raw_ostream &os, Region &region, unsigned depth) {
       else
         os << tag.getValue();
     });
-    os << "}: " << ops << (ops == 1 ? " op" : " ops");
+    os << "}";
+    if (annotate.getPass())
+      os << " " << stringifyPassKind(*annotate.getPass());
+    os << ": " << ops << (ops == 1 ? " op" : " ops");
     if (chunks)
       os << ", " << chunks << (chunks == 1 ? " nested chunk" : " nested chunks");
     os << "\n";

@@ -245,7 +245,7 @@ def Piper_OptStateAttr : Piper_Attr<"OptState", "state"> {
     Example:
 
     ```mlir
-    %m: tensor<16x32xf32> {piper.state = #piper.state<"layers.0.w", exp_avg>}
+    %m: tensor<16x32xf32> {piper.state = #piper.state<"layers.0.w", "exp_avg">}
     ```
 
     **Constraints:**

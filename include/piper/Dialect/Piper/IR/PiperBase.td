@@ -28,7 +28,10 @@ def Piper_Dialect : Dialect {
     The dialect attribute `piper.placement` may be attached to function
     arguments and results of ranked tensor type; it is verified against the
     referenced mesh and the tensor's shape. `piper.param` marks a function
-    argument as a trainable parameter (`#piper.param`).
+    argument as a trainable parameter (`#piper.param`). Derived training
+    steps mark results with `piper.grad = "<param>"` (a gradient) and
+    `piper.updated = "<param>"` (an updated parameter), and optimizer state
+    arguments and results with `piper.state` (`#piper.state`).
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;

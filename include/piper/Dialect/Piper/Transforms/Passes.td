@@ -82,15 +82,17 @@ def PiperOptimizer : Pass<"piper-optimizer", "::mlir::ModuleOp"> {
     --piper-optimizer="optimizer=adamw lr=1e-3 weight-decay=0.01"`.
 
     **Options:** `optimizer` (`sgd` or `adamw`), `lr`, `momentum` (SGD),
-    `weight-decay`, `beta1`, `beta2`, `eps` (AdamW).
+    `weight-decay` (PyTorch's defaults: 0 for SGD, 0.01 for AdamW), `beta1`,
+    `beta2`, `eps` (AdamW).
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
            "sgd or adamw">,
     Option<"lr", "lr", "double", "1.0e-3", "learning rate (> 0)">,
     Option<"momentum", "momentum", "double", "0.0", "SGD momentum">,
-    Option<"weightDecay", "weight-decay", "double", "0.0",
-           "weight decay (L2 for SGD, decoupled for AdamW)">,
+    Option<"weightDecay", "weight-decay", "double", "-1.0",
+           "weight decay, L2 for SGD and decoupled for AdamW (default, as "
+           "in PyTorch: 0 for SGD, 0.01 for AdamW)">,
     Option<"beta1", "beta1", "double", "0.9", "AdamW first-moment decay">,
     Option<"beta2", "beta2", "double", "0.999", "AdamW second-moment decay">,
     Option<"eps", "eps", "double", "1.0e-8", "AdamW denominator epsilon">

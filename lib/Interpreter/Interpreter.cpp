@@ -1,0 +1,732 @@
+//===- Interpreter.cpp - Reference interpreter of Piper models ------------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A tree-walking interpreter: one environment maps every SSA value to its
+// runtime value; ops run in block order, `piper.annotate` bodies inline. The
+// kinds of values are fixed by their types (float element -> ref::Tensor,
+// integer element -> ref::IndexTensor) and checked on entry and after every
+// op, together with the static dims of the declared type, so the kernels
+// only ever see operands of the kinds the IR promises.
+//
+//===----------------------------------------------------------------------===//
+
+#include "piper/Interpreter/Interpreter.h"
+
+#include "piper/Dialect/Piper/IR/PiperOps.h"
+#include "piper/Reference/Kernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace mlir::piper;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+std::optional<Precision> mlir::piper::parsePrecision(StringRef text) {
+  if (text == "f64")
+    return Precision::F64;
+  if (text == "f32")
+    return Precision::F32;
+  return std::nullopt;
+}
+
+StringRef mlir::piper::stringifyPrecision(Precision precision) {
+  return precision == Precision::F64 ? "f64" : "f32";
+}
+
+const ref::Shape &mlir::piper::getShape(const RuntimeValue &value) {
+  if (const ref::Tensor *t = getIfTensor(value))
+    return t->shape;
+  return std::get_if<ref::IndexTensor>(&value)->shape;
+}
+
+void mlir::piper::roundToF32(ref::Tensor &t) {
+  for (double &v : t.data)
+    v = static_cast<double>(static_cast<float>(v));
+}
+
+namespace {
+
+/// Float element types hold ref::Tensor; integer and index ones
+/// ref::IndexTensor. Anything else (and unranked tensors) is unsupported.
+enum class ValueKind { Float, Index, Unsupported };
+
+ValueKind kindOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return ValueKind::Unsupported;
+  Type element = tensor.getElementType();
+  if (isa<FloatType>(element))
+    return ValueKind::Float;
+  if (isa<IntegerType, IndexType>(element))
+    return ValueKind::Index;
+  return ValueKind::Unsupported;
+}
+
+/// Whether `shape` fits `type`: same rank, equal static dims.
+bool shapeFits(const ref::Shape &shape, RankedTensorType type) {
+  if (static_cast<int64_t>(shape.size()) != type.getRank())
+    return false;
+  for (auto [actual, declared] : llvm::zip(shape, type.getShape()))
+    if (!ShapedType::isDynamic(declared) && actual != declared)
+      return false;
+  return true;
+}
+
+/// Checks that `value` has the kind and static dims of `type`; `what` names
+/// the value in the error ("argument #2", "result #0").
+LogicalResult checkFits(Location loc, StringRef prefix, const Twine &what,
+                        const RuntimeValue &value, Type type) {
+  auto tensorType = cast<RankedTensorType>(type);
+  bool isFloat = kindOf(type) == ValueKind::Float;
+  if (isFloat != (getIfTensor(value) != nullptr))
+    return emitError(loc) << prefix << what << " is "
+                          << (isFloat ? "an integer" : "a float")
+                          << " tensor but the IR declares " << type;
+  const ref::Shape &shape = getShape(value);
+  bool wellFormed = isFloat ? getIfTensor(value)->isWellFormed()
+                            : getIfIndexTensor(value)->isWellFormed();
+  if (!wellFormed)
+    return emitError(loc) << prefix << what << " is malformed: shape "
+                          << ref::shapeToString(shape)
+                          << " does not match its number of elements";
+  if (!shapeFits(shape, tensorType))
+    return emitError(loc) << prefix << what << " has shape "
+                          << ref::shapeToString(shape)
+                          << " but the IR declares " << type;
+  return success();
+}
+
+/// The names of the forward ops `piper.vjp` can differentiate.
+const llvm::StringSet<> &differentiableOpNames() {
+  static const llvm::StringSet<> names = [] {
+    llvm::StringSet<> set;
+    for (StringRef name :
+         {MatmulOp::getOperationName(), LinearOp::getOperationName(),
+          AddOp::getOperationName(), SubOp::getOperationName(),
+          MulOp::getOperationName(), ReluOp::getOperationName(),
+          GeluOp::getOperationName(), SiluOp::getOperationName(),
+          SwigluOp::getOperationName(), SoftmaxOp::getOperationName(),
+          RmsNormOp::getOperationName(), LayerNormOp::getOperationName(),
+          AttentionOp::getOperationName(), EmbeddingOp::getOperationName(),
+          CrossEntropyOp::getOperationName(), ReshapeOp::getOperationName(),
+          TransposeOp::getOperationName(), RouterOp::getOperationName(),
+          DispatchOp::getOperationName(), ExpertFfnOp::getOperationName(),
+          CombineOp::getOperationName()})
+      set.insert(name);
+    return set;
+  }();
+  return names;
+}
+
+bool isForwardOp(Operation *op) {
+  return isa<MatmulOp, LinearOp, AddOp, SubOp, MulOp, ReluOp, GeluOp, SiluOp,
+             SwigluOp, SoftmaxOp, RmsNormOp, LayerNormOp, AttentionOp,
+             EmbeddingOp, CrossEntropyOp, ReshapeOp, TransposeOp, RouterOp,
+             DispatchOp, ExpertFfnOp, CombineOp>(op);
+}
+
+/// Checks one op of the function body for `create`.
+LogicalResult checkSupported(Operation *op) {
+  if (isa<AnnotateOp, YieldOp, func::ReturnOp>(op) || isForwardOp(op)) {
+    // Types are checked below.
+  } else if (auto vjp = dyn_cast<VJPOp>(op)) {
+    if (!differentiableOpNames().contains(vjp.getOp()))
+      return op->emitError()
+             << "piper.vjp: the interpreter has no reference VJP for '"
+             << vjp.getOp() << "'";
+  } else if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    if (!isa<DenseElementsAttr>(constant.getValue()) ||
+        kindOf(constant.getType()) == ValueKind::Unsupported)
+      return op->emitError()
+             << "arith.constant: the interpreter supports dense tensor "
+                "constants of floats or integers, not "
+             << constant.getValue();
+  } else {
+    return op->emitError()
+           << "unsupported operation '" << op->getName()
+           << "': the interpreter runs piper NN ops, piper.vjp, "
+              "piper.annotate, arith.constant and func.return";
+  }
+  for (Type type : op->getResultTypes())
+    if (kindOf(type) == ValueKind::Unsupported)
+      return op->emitError() << op->getName() << ": result type " << type
+                             << " is not a ranked tensor of floats or "
+                                "integers";
+  return success();
+}
+
+/// The f64 value of a float constant element of any float type.
+double toDouble(APFloat value) {
+  bool losesInfo = false;
+  value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                &losesInfo);
+  return value.convertToDouble();
+}
+
+//===----------------------------------------------------------------------===//
+// Executor
+//===----------------------------------------------------------------------===//
+
+class Executor {
+public:
+  explicit Executor(Precision precision) : precision(precision) {}
+
+  /// Binds `value` (already checked against its type).
+  void bind(Value value, RuntimeValue runtime) {
+    env[value] = std::move(runtime);
+  }
+
+  /// Runs `block`; the operands of its terminator land in `terminatorValues`.
+  LogicalResult runBlock(Block &block,
+                         SmallVectorImpl<RuntimeValue> &terminatorValues);
+
+private:
+  LogicalResult execute(Operation &op, SmallVectorImpl<RuntimeValue> &results);
+  LogicalResult executeConstant(arith::ConstantOp op,
+                                SmallVectorImpl<RuntimeValue> &results);
+  LogicalResult executeVJP(VJPOp op, SmallVectorImpl<RuntimeValue> &results);
+  LogicalResult vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient);
+
+  const RuntimeValue &lookup(Value value) const {
+    return env.find(value)->second;
+  }
+  /// The float tensor of `value`; the IR type guarantees the kind.
+  const ref::Tensor &tensor(Value value) const {
+    return *getIfTensor(lookup(value));
+  }
+  const ref::IndexTensor &indices(Value value) const {
+    return *getIfIndexTensor(lookup(value));
+  }
+
+  /// Turns a failed kernel Status into an error at `op`. Kernel messages
+  /// start with the op's mnemonic ("embedding: ..."); the error names the
+  /// full op ("piper.embedding: ..."), prefixed by "piper.vjp: " for VJPs.
+  LogicalResult check(Operation &op, const ref::Status &status,
+                      StringRef forwardName = {});
+
+  /// Runs a kernel with one float output and appends it to `results`.
+  template <typename Kernel>
+  LogicalResult single(Operation &op, SmallVectorImpl<RuntimeValue> &results,
+                       Kernel &&kernel) {
+    ref::Tensor out;
+    if (failed(check(op, kernel(out))))
+      return failure();
+    results.push_back(std::move(out));
+    return success();
+  }
+
+  Precision precision;
+  DenseMap<Value, RuntimeValue> env;
+};
+
+LogicalResult Executor::check(Operation &op, const ref::Status &status,
+                              StringRef forwardName) {
+  if (status.ok())
+    return success();
+  StringRef name = forwardName.empty() ? op.getName().getStringRef()
+                                       : forwardName;
+  StringRef mnemonic = name;
+  mnemonic.consume_front("piper.");
+  StringRef message = status.message();
+  std::string text = forwardName.empty() ? "" : "piper.vjp: ";
+  // "embedding: ..." or "linear BI: ...": the kernel named the op already.
+  StringRef rest = message;
+  if (rest.consume_front(mnemonic) &&
+      (rest.starts_with(":") || rest.starts_with(" ")))
+    text += ("piper." + message).str();
+  else
+    text += (name + ": " + message).str();
+  return op.emitError() << text;
+}
+
+LogicalResult
+Executor::runBlock(Block &block,
+                   SmallVectorImpl<RuntimeValue> &terminatorValues) {
+  for (Operation &op : block) {
+    if (op.hasTrait<OpTrait::IsTerminator>()) {
+      for (Value operand : op.getOperands())
+        terminatorValues.push_back(lookup(operand));
+      return success();
+    }
+    SmallVector<RuntimeValue> results;
+    if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+      if (failed(runBlock(annotate.getBody().front(), results)))
+        return failure();
+    } else if (failed(execute(op, results))) {
+      return failure();
+    }
+    if (results.size() != op.getNumResults())
+      return op.emitError() << op.getName() << ": produced " << results.size()
+                            << " values for " << op.getNumResults()
+                            << " results";
+    std::string prefix = (op.getName().getStringRef() + ": ").str();
+    for (auto [index, result] : llvm::enumerate(op.getResults())) {
+      RuntimeValue &value = results[index];
+      if (failed(checkFits(op.getLoc(), prefix,
+                           "result #" + Twine(index), value,
+                           result.getType())))
+        return failure();
+      if (precision == Precision::F32)
+        if (auto *t = std::get_if<ref::Tensor>(&value))
+          roundToF32(*t);
+      bind(result, std::move(value));
+    }
+  }
+  return block.getParentOp()->emitError()
+         << "block without terminator";
+}
+
+LogicalResult
+Executor::executeConstant(arith::ConstantOp op,
+                          SmallVectorImpl<RuntimeValue> &results) {
+  auto attr = cast<DenseElementsAttr>(op.getValue());
+  auto type = cast<RankedTensorType>(attr.getType());
+  ref::Shape shape(type.getShape().begin(), type.getShape().end());
+  if (isa<FloatType>(type.getElementType())) {
+    ref::Tensor t;
+    t.shape = shape;
+    t.data.reserve(attr.getNumElements());
+    for (APFloat value : attr.getValues<APFloat>())
+      t.data.push_back(toDouble(value));
+    results.push_back(std::move(t));
+    return success();
+  }
+  ref::IndexTensor t;
+  t.shape = shape;
+  t.data.reserve(attr.getNumElements());
+  bool isBool = type.getElementType().isInteger(1);
+  for (APInt value : attr.getValues<APInt>())
+    t.data.push_back(isBool ? static_cast<int64_t>(value.getZExtValue())
+                            : value.getSExtValue());
+  results.push_back(std::move(t));
+  return success();
+}
+
+LogicalResult Executor::execute(Operation &op,
+                                SmallVectorImpl<RuntimeValue> &results) {
+  using Out = ref::Tensor;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case([&](arith::ConstantOp o) { return executeConstant(o, results); })
+      .Case([&](VJPOp o) { return executeVJP(o, results); })
+      .Case([&](MatmulOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::matmul(tensor(o.getLhs()), tensor(o.getRhs()), out);
+        });
+      })
+      .Case([&](LinearOp o) {
+        return single(op, results, [&](Out &out) {
+          const ref::Tensor *bias =
+              o.getBias() ? &tensor(o.getBias()) : nullptr;
+          return ref::linear(tensor(o.getX()), tensor(o.getW()), bias, out);
+        });
+      })
+      .Case([&](AddOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::add(tensor(o.getLhs()), tensor(o.getRhs()), out);
+        });
+      })
+      .Case([&](SubOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::sub(tensor(o.getLhs()), tensor(o.getRhs()), out);
+        });
+      })
+      .Case([&](MulOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::mul(tensor(o.getLhs()), tensor(o.getRhs()), out);
+        });
+      })
+      .Case([&](ReluOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::relu(tensor(o.getX()), out);
+        });
+      })
+      .Case([&](GeluOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::gelu(tensor(o.getX()), out);
+        });
+      })
+      .Case([&](SiluOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::silu(tensor(o.getX()), out);
+        });
+      })
+      .Case([&](SwigluOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::swiglu(tensor(o.getGate()), tensor(o.getUp()), out);
+        });
+      })
+      .Case([&](SoftmaxOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::softmax(tensor(o.getX()), out);
+        });
+      })
+      .Case([&](RmsNormOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::rmsnorm(tensor(o.getX()), tensor(o.getW()),
+                              o.getEpsilonAttr().getValueAsDouble(), out);
+        });
+      })
+      .Case([&](LayerNormOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::layernorm(tensor(o.getX()), tensor(o.getW()),
+                                tensor(o.getB()),
+                                o.getEpsilonAttr().getValueAsDouble(), out);
+        });
+      })
+      .Case([&](AttentionOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::attention(tensor(o.getQ()), tensor(o.getK()),
+                                tensor(o.getV()),
+                                o.getNumHeadsAttr().getInt(), out);
+        });
+      })
+      .Case([&](EmbeddingOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::embedding(tensor(o.getTable()), indices(o.getIds()),
+                                out);
+        });
+      })
+      .Case([&](CrossEntropyOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::crossEntropy(tensor(o.getLogits()),
+                                   indices(o.getLabels()), out);
+        });
+      })
+      .Case([&](ReshapeOp o) {
+        auto type = cast<RankedTensorType>(o.getType());
+        ref::Shape shape(type.getShape().begin(), type.getShape().end());
+        return single(op, results, [&](Out &out) {
+          return ref::reshape(tensor(o.getX()), shape, out);
+        });
+      })
+      .Case([&](TransposeOp o) {
+        std::vector<int64_t> perm(o.getPermutation().begin(),
+                                  o.getPermutation().end());
+        return single(op, results, [&](Out &out) {
+          return ref::transpose(tensor(o.getX()), perm, out);
+        });
+      })
+      .Case([&](RouterOp o) -> LogicalResult {
+        ref::Tensor weights;
+        ref::IndexTensor chosen;
+        if (failed(check(op, ref::router(tensor(o.getX()), tensor(o.getW()),
+                                         o.getTopKAttr().getInt(), weights,
+                                         chosen))))
+          return failure();
+        results.push_back(std::move(weights));
+        results.push_back(std::move(chosen));
+        return success();
+      })
+      .Case([&](DispatchOp o) -> LogicalResult {
+        int64_t experts = cast<RankedTensorType>(o.getType()).getDimSize(0);
+        if (ShapedType::isDynamic(experts))
+          return op.emitError()
+                 << "piper.dispatch: the number of experts (dim 0 of the "
+                    "result type) must be static to interpret the op";
+        return single(op, results, [&](Out &out) {
+          return ref::dispatch(tensor(o.getX()), indices(o.getIndices()),
+                               experts, o.getCapacityAttr().getInt(), out);
+        });
+      })
+      .Case([&](ExpertFfnOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::expertFfn(tensor(o.getBuf()), tensor(o.getWGate()),
+                                tensor(o.getWUp()), tensor(o.getWDown()), out);
+        });
+      })
+      .Case([&](CombineOp o) -> LogicalResult {
+        const ref::Tensor &y = tensor(o.getY());
+        if (y.rank() != 3)
+          return op.emitError() << "piper.combine: y has shape "
+                                << ref::shapeToString(y.shape)
+                                << "; expected rank 3";
+        return single(op, results, [&](Out &out) {
+          return ref::combine(y, tensor(o.getWeights()),
+                              indices(o.getIndices()), y.shape[1], out);
+        });
+      })
+      .Default([&](Operation *) {
+        return op.emitError() << "unsupported operation '" << op.getName()
+                              << "'";
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// piper.vjp
+//===----------------------------------------------------------------------===//
+
+LogicalResult Executor::executeVJP(VJPOp op,
+                                   SmallVectorImpl<RuntimeValue> &results) {
+  for (int64_t wrt : op.getWrt()) {
+    ref::Tensor gradient;
+    if (failed(vjpOne(op, wrt, gradient)))
+      return failure();
+    results.push_back(std::move(gradient));
+  }
+  return success();
+}
+
+LogicalResult Executor::vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient) {
+  Operation &raw = *op.getOperation();
+  StringRef name = op.getOp();
+  StringRef mnemonic = name;
+  mnemonic.consume_front("piper.");
+  OperandRange primals = op.getPrimals();
+  OperandRange cotangents = op.getCotangents();
+  DictionaryAttr attrs = op.getForwardAttrs();
+  auto header = [&]() {
+    return op.emitError() << "piper.vjp of " << name << ": ";
+  };
+
+  // Arity and kinds of the forward operands (F = float, I = integer).
+  static const llvm::StringMap<StringRef> signatures = {
+      {"matmul", "FF"},        {"linear", "FF"},       {"add", "FF"},
+      {"sub", "FF"},           {"mul", "FF"},          {"relu", "F"},
+      {"gelu", "F"},           {"silu", "F"},          {"swiglu", "FF"},
+      {"softmax", "F"},        {"rmsnorm", "FF"},      {"layernorm", "FFF"},
+      {"attention", "FFF"},    {"embedding", "FI"},    {"cross_entropy", "FI"},
+      {"reshape", "F"},        {"transpose", "F"},     {"router", "FF"},
+      {"dispatch", "FI"},      {"expert_ffn", "FFFF"}, {"combine", "FFI"}};
+  StringRef signature = signatures.lookup(mnemonic);
+  size_t expected = signature.size();
+  // linear takes an optional bias.
+  bool arityOk = primals.size() == expected ||
+                 (mnemonic == "linear" && primals.size() == 3);
+  if (!arityOk)
+    return header() << "expected " << expected
+                    << (mnemonic == "linear" ? " or 3" : "")
+                    << " primals, got " << primals.size();
+  for (auto [index, primal] : llvm::enumerate(primals)) {
+    char kind = index < signature.size() ? signature[index] : 'F';
+    bool isFloat = getIfTensor(lookup(primal)) != nullptr;
+    if (isFloat != (kind == 'F'))
+      return header() << "primal #" << index << " must be "
+                      << (kind == 'F' ? "a float" : "an integer")
+                      << " tensor";
+  }
+  if (cotangents.size() != 1)
+    return header() << "expected 1 cotangent (of the float result), got "
+                    << cotangents.size();
+  if (!getIfTensor(lookup(cotangents[0])))
+    return header() << "the cotangent must be a float tensor";
+  if (wrt < 0 || wrt >= static_cast<int64_t>(primals.size()) ||
+      (static_cast<size_t>(wrt) < signature.size() && signature[wrt] == 'I'))
+    return header() << "there is no gradient with respect to operand #"
+                    << wrt;
+
+  auto P = [&](unsigned i) -> const ref::Tensor & {
+    return tensor(primals[i]);
+  };
+  auto I = [&](unsigned i) -> const ref::IndexTensor & {
+    return indices(primals[i]);
+  };
+  const ref::Tensor &dy = tensor(cotangents[0]);
+  auto intAttr = [&](StringRef key) -> FailureOr<int64_t> {
+    if (auto attr = attrs.getAs<IntegerAttr>(key))
+      return attr.getInt();
+    return header() << "forward_attrs lacks the integer '" << key << "'";
+  };
+  auto floatAttr = [&](StringRef key, double fallback) {
+    if (auto attr = attrs.getAs<FloatAttr>(key))
+      return attr.getValueAsDouble();
+    return fallback;
+  };
+  auto run = [&](const ref::Status &status) {
+    return check(raw, status, name);
+  };
+  ref::Tensor unused, unused2;
+
+  if (mnemonic == "matmul")
+    return run(wrt == 0 ? ref::matmulBackward(P(0), P(1), dy, gradient, unused)
+                        : ref::matmulBackward(P(0), P(1), dy, unused,
+                                              gradient));
+  if (mnemonic == "linear") {
+    if (wrt == 0)
+      return run(ref::linearBackwardInput(P(0), P(1), dy, gradient));
+    if (wrt == 1)
+      return run(ref::linearBackwardWeight(P(0), P(1), dy, gradient, nullptr));
+    return run(ref::linearBackwardWeight(P(0), P(1), dy, unused, &gradient));
+  }
+  if (mnemonic == "add" || mnemonic == "sub" || mnemonic == "mul" ||
+      mnemonic == "swiglu") {
+    ref::Tensor &dLhs = wrt == 0 ? gradient : unused;
+    ref::Tensor &dRhs = wrt == 1 ? gradient : unused;
+    if (mnemonic == "add")
+      return run(ref::addBackward(P(0), P(1), dy, dLhs, dRhs));
+    if (mnemonic == "sub")
+      return run(ref::subBackward(P(0), P(1), dy, dLhs, dRhs));
+    if (mnemonic == "mul")
+      return run(ref::mulBackward(P(0), P(1), dy, dLhs, dRhs));
+    return run(ref::swigluBackward(P(0), P(1), dy, dLhs, dRhs));
+  }
+  if (mnemonic == "relu")
+    return run(ref::reluBackward(P(0), dy, gradient));
+  if (mnemonic == "gelu")
+    return run(ref::geluBackward(P(0), dy, gradient));
+  if (mnemonic == "silu")
+    return run(ref::siluBackward(P(0), dy, gradient));
+  if (mnemonic == "softmax")
+    return run(ref::softmaxBackward(P(0), dy, gradient));
+  if (mnemonic == "rmsnorm") {
+    // The defaults of RmsNormOp's and LayerNormOp's `epsilon` (PiperNNOps.td):
+    // an attribute at its default value may be absent from forward_attrs.
+    double eps = floatAttr("epsilon", 1e-6);
+    if (wrt == 0)
+      return run(ref::rmsnormBackwardInput(P(0), P(1), eps, dy, gradient));
+    return run(ref::rmsnormBackwardWeight(P(0), P(1), eps, dy, gradient));
+  }
+  if (mnemonic == "layernorm") {
+    double eps = floatAttr("epsilon", 1e-5);
+    if (wrt == 0)
+      return run(
+          ref::layernormBackwardInput(P(0), P(1), P(2), eps, dy, gradient));
+    ref::Tensor &dw = wrt == 1 ? gradient : unused;
+    ref::Tensor &db = wrt == 2 ? gradient : unused2;
+    return run(ref::layernormBackwardWeight(P(0), P(1), P(2), eps, dy, dw, db));
+  }
+  if (mnemonic == "attention") {
+    FailureOr<int64_t> heads = intAttr("num_heads");
+    if (failed(heads))
+      return failure();
+    ref::Tensor dq, dk, dv;
+    if (failed(run(ref::attentionBackward(P(0), P(1), P(2), *heads, dy, dq, dk,
+                                          dv))))
+      return failure();
+    gradient = std::move(wrt == 0 ? dq : wrt == 1 ? dk : dv);
+    return success();
+  }
+  if (mnemonic == "embedding")
+    return run(ref::embeddingBackwardWeight(P(0), I(1), dy, gradient));
+  if (mnemonic == "cross_entropy")
+    return run(ref::crossEntropyBackward(P(0), I(1), dy, gradient));
+  if (mnemonic == "reshape")
+    return run(ref::reshapeBackward(P(0), dy.shape, dy, gradient));
+  if (mnemonic == "transpose") {
+    auto perm = attrs.getAs<DenseI64ArrayAttr>("permutation");
+    if (!perm)
+      return header() << "forward_attrs lacks the array 'permutation'";
+    std::vector<int64_t> permutation(perm.asArrayRef().begin(),
+                                     perm.asArrayRef().end());
+    return run(ref::transposeBackward(P(0), permutation, dy, gradient));
+  }
+  if (mnemonic == "router") {
+    FailureOr<int64_t> k = intAttr("top_k");
+    if (failed(k))
+      return failure();
+    if (wrt == 0)
+      return run(ref::routerBackwardInput(P(0), P(1), *k, dy, gradient));
+    return run(ref::routerBackwardWeight(P(0), P(1), *k, dy, gradient));
+  }
+  if (mnemonic == "dispatch") {
+    FailureOr<int64_t> capacity = intAttr("capacity");
+    if (failed(capacity))
+      return failure();
+    if (dy.rank() != 3)
+      return header() << "the cotangent has shape "
+                      << ref::shapeToString(dy.shape)
+                      << "; expected [experts, capacity, hidden]";
+    return run(ref::dispatchBackward(P(0), I(1), dy.shape[0], *capacity, dy,
+                                     gradient));
+  }
+  if (mnemonic == "expert_ffn") {
+    if (wrt == 0)
+      return run(ref::expertFfnBackwardInput(P(0), P(1), P(2), P(3), dy,
+                                             gradient));
+    ref::Tensor dGate, dUp, dDown;
+    if (failed(run(ref::expertFfnBackwardWeight(P(0), P(1), P(2), P(3), dy,
+                                                dGate, dUp, dDown))))
+      return failure();
+    gradient = std::move(wrt == 1 ? dGate : wrt == 2 ? dUp : dDown);
+    return success();
+  }
+  if (mnemonic == "combine") {
+    const ref::Tensor &y = P(0);
+    if (y.rank() != 3)
+      return header() << "y has shape " << ref::shapeToString(y.shape)
+                      << "; expected rank 3";
+    ref::Tensor &dY = wrt == 0 ? gradient : unused;
+    ref::Tensor &dWeights = wrt == 1 ? gradient : unused2;
+    return run(ref::combineBackward(y, P(1), I(2), y.shape[1], dy, dY,
+                                    dWeights));
+  }
+  return header() << "no reference VJP";
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Interpreter
+//===----------------------------------------------------------------------===//
+
+FailureOr<Interpreter> Interpreter::create(func::FuncOp fn,
+                                           Precision precision) {
+  if (fn.isExternal())
+    return fn.emitError() << "piper-interp: @" << fn.getSymName()
+                          << " has no body to interpret";
+  if (!fn.getBody().hasOneBlock())
+    return fn.emitError() << "piper-interp: @" << fn.getSymName()
+                          << " has several blocks; the interpreter runs "
+                             "single-block functions";
+  for (BlockArgument arg : fn.getArguments())
+    if (kindOf(arg.getType()) == ValueKind::Unsupported)
+      return emitError(arg.getLoc())
+             << "piper-interp: argument #" << arg.getArgNumber() << " of @"
+             << fn.getSymName() << " has type " << arg.getType()
+             << "; expected a ranked tensor of floats or integers";
+  WalkResult walk = fn.getBody().walk([](Operation *op) {
+    return failed(checkSupported(op)) ? WalkResult::interrupt()
+                                      : WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return Interpreter(fn, precision);
+}
+
+FailureOr<SmallVector<RuntimeValue>>
+Interpreter::run(ArrayRef<RuntimeValue> args) const {
+  func::FuncOp function = fn;
+  if (args.size() != function.getNumArguments())
+    return function.emitError()
+           << "piper-interp: @" << function.getSymName() << " takes "
+           << function.getNumArguments() << " arguments, got " << args.size();
+  Executor executor(precision);
+  std::string prefix = ("piper-interp: @" + function.getSymName() + ": ").str();
+  for (auto [index, arg] : llvm::enumerate(function.getArguments())) {
+    if (failed(checkFits(arg.getLoc(), prefix, "argument #" + Twine(index),
+                         args[index], arg.getType())))
+      return failure();
+    RuntimeValue value = args[index];
+    if (precision == Precision::F32)
+      if (auto *t = std::get_if<ref::Tensor>(&value))
+        roundToF32(*t);
+    executor.bind(arg, std::move(value));
+  }
+  SmallVector<RuntimeValue> results;
+  if (failed(executor.runBlock(function.getBody().front(), results)))
+    return failure();
+  Operation *terminator = function.getBody().front().getTerminator();
+  if (results.size() != function.getNumResults())
+    return terminator->emitError()
+           << prefix << "returned " << results.size() << " values for "
+           << function.getNumResults() << " results";
+  for (auto [index, type] : llvm::enumerate(function.getResultTypes()))
+    if (failed(checkFits(terminator->getLoc(), prefix,
+                         "result #" + Twine(index), results[index], type)))
+      return failure();
+  return results;
+}
