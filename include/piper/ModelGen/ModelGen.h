@@ -54,7 +54,8 @@ llvm::StringRef stringifyModelKind(ModelKind kind);
 std::optional<ModelKind> symbolizeModelKind(llvm::StringRef name);
 
 /// The sizes of a model. A field a model family does not use is 0 in the
-/// named configs and ignored by the builder.
+/// named configs and ignored by the builder. The named configs are
+/// aggregate-initialised in field order (Configs.cpp).
 struct ModelConfig {
   /// The config's name (`--config`), empty for an ad-hoc config.
   std::string name;
