@@ -37,8 +37,9 @@ std::optional<UseBound> boundOfUse(OpOperand &use) {
     return cast<RankedTensorType>(value.getType()).getDimSize(d);
   };
   if (auto op = dyn_cast<CrossEntropyOp>(user); op && operand == 1)
-    return UseBound{dim(op.getLogits(), 1), "piper.cross_entropy labels "
-                                            "(dim 1 of the logits)",
+    return UseBound{dim(op.getLogits(), 1),
+                    "piper.cross_entropy labels "
+                    "(dim 1 of the logits)",
                     user};
   if (auto op = dyn_cast<EmbeddingOp>(user); op && operand == 1)
     return UseBound{dim(op.getTable(), 0),
@@ -158,7 +159,8 @@ FailureOr<RuntimeValue> mlir::piper::syntheticArgument(func::FuncOp fn,
   ref::Status status = ref::Status::success();
   if (arg.kind == ArgumentInfo::Kind::IndexData) {
     ref::IndexTensor t;
-    status = ref::syntheticIndex(seed, arg.index, step, arg.shape, arg.bound, t);
+    status =
+        ref::syntheticIndex(seed, arg.index, step, arg.shape, arg.bound, t);
     value = std::move(t);
   } else {
     ref::Tensor t;

@@ -19,10 +19,12 @@
 
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Reference/Kernels.h"
+#include "piper/Reference/Optimizers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -116,16 +118,16 @@ const llvm::StringSet<> &differentiableOpNames() {
   static const llvm::StringSet<> names = [] {
     llvm::StringSet<> set;
     for (StringRef name :
-         {MatmulOp::getOperationName(), LinearOp::getOperationName(),
-          AddOp::getOperationName(), SubOp::getOperationName(),
-          MulOp::getOperationName(), ReluOp::getOperationName(),
-          GeluOp::getOperationName(), SiluOp::getOperationName(),
-          SwigluOp::getOperationName(), SoftmaxOp::getOperationName(),
-          RmsNormOp::getOperationName(), LayerNormOp::getOperationName(),
-          AttentionOp::getOperationName(), EmbeddingOp::getOperationName(),
+         {MatmulOp::getOperationName(),       LinearOp::getOperationName(),
+          AddOp::getOperationName(),          SubOp::getOperationName(),
+          MulOp::getOperationName(),          ReluOp::getOperationName(),
+          GeluOp::getOperationName(),         SiluOp::getOperationName(),
+          SwigluOp::getOperationName(),       SoftmaxOp::getOperationName(),
+          RmsNormOp::getOperationName(),      LayerNormOp::getOperationName(),
+          AttentionOp::getOperationName(),    EmbeddingOp::getOperationName(),
           CrossEntropyOp::getOperationName(), ReshapeOp::getOperationName(),
-          TransposeOp::getOperationName(), RouterOp::getOperationName(),
-          DispatchOp::getOperationName(), ExpertFfnOp::getOperationName(),
+          TransposeOp::getOperationName(),    RouterOp::getOperationName(),
+          DispatchOp::getOperationName(),     ExpertFfnOp::getOperationName(),
           CombineOp::getOperationName()})
       set.insert(name);
     return set;
@@ -149,6 +151,14 @@ LogicalResult checkSupported(Operation *op) {
       return op->emitError()
              << "piper.vjp: the interpreter has no reference VJP for '"
              << vjp.getOp() << "'";
+  } else if (isa<SgdUpdateOp, AdamWUpdateOp>(op)) {
+    // Types are checked below.
+  } else if (auto addi = dyn_cast<arith::AddIOp>(op)) {
+    // The optimizer pass counts AdamW steps in a tensor<i64>.
+    if (kindOf(addi.getType()) != ValueKind::Index)
+      return op->emitError() << "arith.addi: the interpreter adds integer "
+                                "tensors, not "
+                             << addi.getType();
   } else if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     if (!isa<DenseElementsAttr>(constant.getValue()) ||
         kindOf(constant.getType()) == ValueKind::Unsupported)
@@ -160,7 +170,8 @@ LogicalResult checkSupported(Operation *op) {
     return op->emitError()
            << "unsupported operation '" << op->getName()
            << "': the interpreter runs piper NN ops, piper.vjp, "
-              "piper.annotate, arith.constant and func.return";
+              "piper.annotate, optimizer updates, arith.constant and "
+              "func.return";
   }
   for (Type type : op->getResultTypes())
     if (kindOf(type) == ValueKind::Unsupported)
@@ -238,8 +249,8 @@ LogicalResult Executor::check(Operation &op, const ref::Status &status,
                               StringRef forwardName) {
   if (status.ok())
     return success();
-  StringRef name = forwardName.empty() ? op.getName().getStringRef()
-                                       : forwardName;
+  StringRef name =
+      forwardName.empty() ? op.getName().getStringRef() : forwardName;
   StringRef mnemonic = name;
   mnemonic.consume_front("piper.");
   StringRef message = status.message();
@@ -271,15 +282,14 @@ Executor::runBlock(Block &block,
       return failure();
     }
     if (results.size() != op.getNumResults())
-      return op.emitError() << op.getName() << ": produced " << results.size()
-                            << " values for " << op.getNumResults()
-                            << " results";
+      return op.emitError()
+             << op.getName() << ": produced " << results.size()
+             << " values for " << op.getNumResults() << " results";
     std::string prefix = (op.getName().getStringRef() + ": ").str();
     for (auto [index, result] : llvm::enumerate(op.getResults())) {
       RuntimeValue &value = results[index];
-      if (failed(checkFits(op.getLoc(), prefix,
-                           "result #" + Twine(index), value,
-                           result.getType())))
+      if (failed(checkFits(op.getLoc(), prefix, "result #" + Twine(index),
+                           value, result.getType())))
         return failure();
       if (precision == Precision::F32)
         if (auto *t = std::get_if<ref::Tensor>(&value))
@@ -287,8 +297,7 @@ Executor::runBlock(Block &block,
       bind(result, std::move(value));
     }
   }
-  return block.getParentOp()->emitError()
-         << "block without terminator";
+  return block.getParentOp()->emitError() << "block without terminator";
 }
 
 LogicalResult
@@ -391,14 +400,13 @@ LogicalResult Executor::execute(Operation &op,
       .Case([&](AttentionOp o) {
         return single(op, results, [&](Out &out) {
           return ref::attention(tensor(o.getQ()), tensor(o.getK()),
-                                tensor(o.getV()),
-                                o.getNumHeadsAttr().getInt(), out);
+                                tensor(o.getV()), o.getNumHeadsAttr().getInt(),
+                                out);
         });
       })
       .Case([&](EmbeddingOp o) {
         return single(op, results, [&](Out &out) {
-          return ref::embedding(tensor(o.getTable()), indices(o.getIds()),
-                                out);
+          return ref::embedding(tensor(o.getTable()), indices(o.getIds()), out);
         });
       })
       .Case([&](CrossEntropyOp o) {
@@ -452,17 +460,67 @@ LogicalResult Executor::execute(Operation &op,
       .Case([&](CombineOp o) -> LogicalResult {
         const ref::Tensor &y = tensor(o.getY());
         if (y.rank() != 3)
-          return op.emitError() << "piper.combine: y has shape "
-                                << ref::shapeToString(y.shape)
-                                << "; expected rank 3";
+          return op.emitError()
+                 << "piper.combine: y has shape " << ref::shapeToString(y.shape)
+                 << "; expected rank 3";
         return single(op, results, [&](Out &out) {
           return ref::combine(y, tensor(o.getWeights()),
                               indices(o.getIndices()), y.shape[1], out);
         });
       })
+      .Case([&](SgdUpdateOp o) -> LogicalResult {
+        ref::SgdConfig config;
+        config.lr = o.getLrAttr().getValueAsDouble();
+        config.momentum = o.getMomentumAttr().getValueAsDouble();
+        config.weightDecay = o.getWeightDecayAttr().getValueAsDouble();
+        ref::Tensor param = tensor(o.getParam());
+        ref::Tensor buffer = tensor(o.getMomentumBuffer());
+        if (failed(check(
+                op, ref::sgdStep(config, param, tensor(o.getGrad()), buffer))))
+          return failure();
+        results.push_back(std::move(param));
+        results.push_back(std::move(buffer));
+        return success();
+      })
+      .Case([&](AdamWUpdateOp o) -> LogicalResult {
+        ref::AdamWConfig config;
+        config.lr = o.getLrAttr().getValueAsDouble();
+        config.beta1 = o.getBeta1Attr().getValueAsDouble();
+        config.beta2 = o.getBeta2Attr().getValueAsDouble();
+        config.eps = o.getEpsAttr().getValueAsDouble();
+        config.weightDecay = o.getWeightDecayAttr().getValueAsDouble();
+        const ref::IndexTensor &step = indices(o.getStep());
+        if (step.data.size() != 1)
+          return op.emitError() << "piper.adamw_update: step must hold one "
+                                   "value";
+        ref::Tensor param = tensor(o.getParam());
+        ref::Tensor m = tensor(o.getExpAvg());
+        ref::Tensor v = tensor(o.getExpAvgSq());
+        if (failed(check(op, ref::adamwStep(config, step.data[0], param,
+                                            tensor(o.getGrad()), m, v))))
+          return failure();
+        results.push_back(std::move(param));
+        results.push_back(std::move(m));
+        results.push_back(std::move(v));
+        return success();
+      })
+      .Case([&](arith::AddIOp o) -> LogicalResult {
+        const ref::IndexTensor &lhs = indices(o.getLhs());
+        const ref::IndexTensor &rhs = indices(o.getRhs());
+        if (lhs.shape != rhs.shape)
+          return op.emitError()
+                 << "arith.addi: shapes " << ref::shapeToString(lhs.shape)
+                 << " and " << ref::shapeToString(rhs.shape) << " differ";
+        ref::IndexTensor sum = lhs;
+        for (size_t i = 0; i < sum.data.size(); ++i)
+          sum.data[i] = static_cast<int64_t>(static_cast<uint64_t>(lhs.data[i]) +
+                                             static_cast<uint64_t>(rhs.data[i]));
+        results.push_back(std::move(sum));
+        return success();
+      })
       .Default([&](Operation *) {
-        return op.emitError() << "unsupported operation '" << op.getName()
-                              << "'";
+        return op.emitError()
+               << "unsupported operation '" << op.getName() << "'";
       });
 }
 
@@ -495,13 +553,13 @@ LogicalResult Executor::vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient) {
 
   // Arity and kinds of the forward operands (F = float, I = integer).
   static const llvm::StringMap<StringRef> signatures = {
-      {"matmul", "FF"},        {"linear", "FF"},       {"add", "FF"},
-      {"sub", "FF"},           {"mul", "FF"},          {"relu", "F"},
-      {"gelu", "F"},           {"silu", "F"},          {"swiglu", "FF"},
-      {"softmax", "F"},        {"rmsnorm", "FF"},      {"layernorm", "FFF"},
-      {"attention", "FFF"},    {"embedding", "FI"},    {"cross_entropy", "FI"},
-      {"reshape", "F"},        {"transpose", "F"},     {"router", "FF"},
-      {"dispatch", "FI"},      {"expert_ffn", "FFFF"}, {"combine", "FFI"}};
+      {"matmul", "FF"},     {"linear", "FF"},       {"add", "FF"},
+      {"sub", "FF"},        {"mul", "FF"},          {"relu", "F"},
+      {"gelu", "F"},        {"silu", "F"},          {"swiglu", "FF"},
+      {"softmax", "F"},     {"rmsnorm", "FF"},      {"layernorm", "FFF"},
+      {"attention", "FFF"}, {"embedding", "FI"},    {"cross_entropy", "FI"},
+      {"reshape", "F"},     {"transpose", "F"},     {"router", "FF"},
+      {"dispatch", "FI"},   {"expert_ffn", "FFFF"}, {"combine", "FFI"}};
   StringRef signature = signatures.lookup(mnemonic);
   size_t expected = signature.size();
   // linear takes an optional bias.
@@ -509,15 +567,14 @@ LogicalResult Executor::vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient) {
                  (mnemonic == "linear" && primals.size() == 3);
   if (!arityOk)
     return header() << "expected " << expected
-                    << (mnemonic == "linear" ? " or 3" : "")
-                    << " primals, got " << primals.size();
+                    << (mnemonic == "linear" ? " or 3" : "") << " primals, got "
+                    << primals.size();
   for (auto [index, primal] : llvm::enumerate(primals)) {
     char kind = index < signature.size() ? signature[index] : 'F';
     bool isFloat = getIfTensor(lookup(primal)) != nullptr;
     if (isFloat != (kind == 'F'))
       return header() << "primal #" << index << " must be "
-                      << (kind == 'F' ? "a float" : "an integer")
-                      << " tensor";
+                      << (kind == 'F' ? "a float" : "an integer") << " tensor";
   }
   if (cotangents.size() != 1)
     return header() << "expected 1 cotangent (of the float result), got "
@@ -526,8 +583,7 @@ LogicalResult Executor::vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient) {
     return header() << "the cotangent must be a float tensor";
   if (wrt < 0 || wrt >= static_cast<int64_t>(primals.size()) ||
       (static_cast<size_t>(wrt) < signature.size() && signature[wrt] == 'I'))
-    return header() << "there is no gradient with respect to operand #"
-                    << wrt;
+    return header() << "there is no gradient with respect to operand #" << wrt;
 
   auto P = [&](unsigned i) -> const ref::Tensor & {
     return tensor(primals[i]);
@@ -552,9 +608,9 @@ LogicalResult Executor::vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient) {
   ref::Tensor unused, unused2;
 
   if (mnemonic == "matmul")
-    return run(wrt == 0 ? ref::matmulBackward(P(0), P(1), dy, gradient, unused)
-                        : ref::matmulBackward(P(0), P(1), dy, unused,
-                                              gradient));
+    return run(wrt == 0
+                   ? ref::matmulBackward(P(0), P(1), dy, gradient, unused)
+                   : ref::matmulBackward(P(0), P(1), dy, unused, gradient));
   if (mnemonic == "linear") {
     if (wrt == 0)
       return run(ref::linearBackwardInput(P(0), P(1), dy, gradient));
@@ -604,8 +660,8 @@ LogicalResult Executor::vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient) {
     if (failed(heads))
       return failure();
     ref::Tensor dq, dk, dv;
-    if (failed(run(ref::attentionBackward(P(0), P(1), P(2), *heads, dy, dq, dk,
-                                          dv))))
+    if (failed(run(
+            ref::attentionBackward(P(0), P(1), P(2), *heads, dy, dq, dk, dv))))
       return failure();
     gradient = std::move(wrt == 0 ? dq : wrt == 1 ? dk : dv);
     return success();
@@ -645,8 +701,8 @@ LogicalResult Executor::vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient) {
   }
   if (mnemonic == "expert_ffn") {
     if (wrt == 0)
-      return run(ref::expertFfnBackwardInput(P(0), P(1), P(2), P(3), dy,
-                                             gradient));
+      return run(
+          ref::expertFfnBackwardInput(P(0), P(1), P(2), P(3), dy, gradient));
     ref::Tensor dGate, dUp, dDown;
     if (failed(run(ref::expertFfnBackwardWeight(P(0), P(1), P(2), P(3), dy,
                                                 dGate, dUp, dDown))))
@@ -661,8 +717,8 @@ LogicalResult Executor::vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient) {
                       << "; expected rank 3";
     ref::Tensor &dY = wrt == 0 ? gradient : unused;
     ref::Tensor &dWeights = wrt == 1 ? gradient : unused2;
-    return run(ref::combineBackward(y, P(1), I(2), y.shape[1], dy, dY,
-                                    dWeights));
+    return run(
+        ref::combineBackward(y, P(1), I(2), y.shape[1], dy, dY, dWeights));
   }
   return header() << "no reference VJP";
 }
@@ -682,6 +738,10 @@ FailureOr<Interpreter> Interpreter::create(func::FuncOp fn,
     return fn.emitError() << "piper-interp: @" << fn.getSymName()
                           << " has several blocks; the interpreter runs "
                              "single-block functions";
+  // The executor relies on the verifier's guarantees (operand kinds, yield
+  // types); IR built in memory may not have been verified yet.
+  if (failed(verify(fn)))
+    return failure();
   for (BlockArgument arg : fn.getArguments())
     if (kindOf(arg.getType()) == ValueKind::Unsupported)
       return emitError(arg.getLoc())

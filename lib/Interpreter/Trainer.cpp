@@ -67,6 +67,19 @@ FailureOr<Trainer> Trainer::create(func::FuncOp model,
   if (model.isExternal())
     return model.emitError() << "piper-interp: @" << model.getSymName()
                              << " has no body to interpret";
+  // The output of --piper-optimizer threads optimizer state through its
+  // signature; the trainer keeps that state itself.
+  bool hasState = llvm::any_of(model.getArguments(), [&](BlockArgument arg) {
+    return model.getArgAttr(arg.getArgNumber(),
+                            PiperDialect::getStateAttrName());
+  });
+  if (hasState)
+    return model.emitError()
+           << "piper-interp: @" << model.getSymName()
+           << " is a complete training step (it has piper.state arguments, "
+              "as --piper-optimizer makes); give the model, or its "
+              "--piper-autodiff form, and choose the optimizer with "
+              "--optimizer";
   FailureOr<SmallVector<ArgumentInfo>> arguments = analyzeArguments(model);
   if (failed(arguments))
     return failure();
@@ -108,8 +121,7 @@ FailureOr<Trainer> Trainer::create(func::FuncOp model,
   for (const ArgumentInfo &arg : *arguments) {
     if (!arg.isParameter())
       continue;
-    FailureOr<ref::Tensor> value =
-        initialParameter(model, arg, options.seed);
+    FailureOr<ref::Tensor> value = initialParameter(model, arg, options.seed);
     if (failed(value))
       return failure();
     if (options.precision == Precision::F32)
@@ -136,8 +148,7 @@ FailureOr<Trainer> Trainer::create(func::FuncOp model,
     if (name && name.getValue() != param.name)
       return gradientFn.emitError()
              << "piper-interp: result #" << (i + 1) << " is the gradient of '"
-             << name.getValue() << "'; expected that of '" << param.name
-             << "'";
+             << name.getValue() << "'; expected that of '" << param.name << "'";
   }
 
   return Trainer(options, std::move(forwardModule), std::move(gradientModule),
@@ -196,9 +207,8 @@ FailureOr<StepResult> Trainer::step() {
             : ref::adamwStep(options.adamw, static_cast<int64_t>(number),
                              param.value, grad, param.adamM, param.adamV);
     if (!status.ok())
-      return emitError(forward.getFunction()
-                           .getArgument(param.argIndex)
-                           .getLoc())
+      return emitError(
+                 forward.getFunction().getArgument(param.argIndex).getLoc())
              << "piper-interp: updating '" << param.name
              << "': " << status.message();
     // Parameters of an f32 model are stored in f32.

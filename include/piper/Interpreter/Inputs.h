@@ -67,8 +67,7 @@ FailureOr<SmallVector<ArgumentInfo>> analyzeArguments(func::FuncOp fn);
 
 /// The initial value of parameter `arg` under `seed`.
 FailureOr<ref::Tensor> initialParameter(func::FuncOp fn,
-                                        const ArgumentInfo &arg,
-                                        uint64_t seed);
+                                        const ArgumentInfo &arg, uint64_t seed);
 
 /// The synthetic batch of data argument `arg` at 1-based `step`.
 FailureOr<RuntimeValue> syntheticArgument(func::FuncOp fn,

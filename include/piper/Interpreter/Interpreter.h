@@ -19,8 +19,10 @@
 // inside one kernel still runs in f64).
 //
 // Supported: every piper NN op, `piper.vjp` of those ops, `piper.annotate`
-// with `piper.yield` (the body runs inline), `arith.constant` of dense
-// tensors and `func.return`. Anything else is rejected by `create` with an
+// with `piper.yield` (the body runs inline), the optimizer updates
+// `piper.sgd_update` and `piper.adamw_update` (with `arith.addi` on integer
+// tensors, which counts AdamW steps), `arith.constant` of dense tensors and
+// `func.return`. Anything else is rejected by `create` with an
 // error at the op's location; a failing kernel makes `run` fail with an
 // error at the op's location that quotes the kernel, e.g.
 // "piper.embedding: id 12 at position 3 is out of range for a table of 10

@@ -132,8 +132,8 @@ inline Status syntheticIndex(uint64_t seed, uint64_t argIndex, uint64_t step,
     return Status::error("synthetic data: shape " + shapeToString(shape) +
                          " is invalid");
   IndexTensor t = IndexTensor::zeros(shape);
-  if (Status s = syntheticIndexRange(seed, argIndex, step, bound, 0, n,
-                                     t.data.data());
+  if (Status s =
+          syntheticIndexRange(seed, argIndex, step, bound, 0, n, t.data.data());
       !s.ok())
     return s;
   out = std::move(t);

@@ -103,9 +103,7 @@ public:
   uint64_t getStepsDone() const { return stepsDone; }
   const TrainerOptions &getOptions() const { return options; }
   /// The function interpreted for loss and gradients.
-  func::FuncOp getGradientFunction() const {
-    return gradient.getFunction();
-  }
+  func::FuncOp getGradientFunction() const { return gradient.getFunction(); }
 
 private:
   Trainer(TrainerOptions options, OwningOpRef<ModuleOp> forwardModule,
