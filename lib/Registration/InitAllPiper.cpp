@@ -11,6 +11,7 @@
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/Transforms/Autodiff.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
+#include "piper/TransformOps/PiperTransformOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,6 +26,7 @@ void mlir::piper::registerPiper(DialectRegistry &registry) {
                   linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
                   tensor::TensorDialect, transform::TransformDialect>();
   registerVJPInterfaceExternalModels(registry);
+  registerTransformDialectExtension(registry);
 
   // Pass registration is global and must happen once per process even when
   // several hosts or tests call this entry point.

@@ -15,6 +15,7 @@
 #include "piper/Config.h"
 #include "piper/InitAllPiper.h"
 
+#include "mlir/Dialect/Transform/DebugExtension/DebugExtension.h"
 #include "mlir/Dialect/Transform/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -27,6 +28,8 @@ int main(int argc, char **argv) {
 
   mlir::DialectRegistry registry;
   mlir::piper::registerPiper(registry);
+  // transform.debug.* lets lit tests report what a directive selected.
+  mlir::transform::registerDebugExtension(registry);
 
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
     os << "Piper version " << PIPER_VERSION << " (built with LLVM "

@@ -1,0 +1,50 @@
+//===- TagFilter.h - Selecting chunks by their tags -------------*- C++ -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Directives select the chunks they act on with tag filters, as in Piper:
+// `{PP = 2, PASS = "BW", MB = "*"}`. A chunk's tags are those of its
+// `piper.annotate` and of every enclosing one, plus `PASS` (its pass; F when
+// none is set).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_ANALYSIS_TAGFILTER_H
+#define PIPER_ANALYSIS_TAGFILTER_H
+
+#include "piper/Dialect/Piper/IR/PiperOps.h"
+
+namespace mlir::piper {
+
+/// A conjunction of tag constraints. Each key must be present on the chunk;
+/// its value must equal the filter's, unless the filter's value is "*".
+/// `PASS = "B"` also matches the BI and BW halves of a split backward.
+/// The empty filter matches every chunk.
+class TagFilter {
+public:
+  /// Checks `filter` and builds the matcher; on a malformed filter, emits
+  /// through `emitError` and returns failure.
+  static FailureOr<TagFilter>
+  get(DictionaryAttr filter, function_ref<InFlightDiagnostic()> emitError);
+
+  /// Whether the chunk `chunk` (with its enclosing tags) matches.
+  bool matches(AnnotateOp chunk) const;
+
+  /// The outermost chunks under `root` that match, in pre-order: a chunk
+  /// nested in a matched chunk is part of it, not a separate match.
+  SmallVector<AnnotateOp> collect(Operation *root) const;
+
+  DictionaryAttr getAttr() const { return filter; }
+
+private:
+  explicit TagFilter(DictionaryAttr filter) : filter(filter) {}
+  DictionaryAttr filter;
+};
+
+} // namespace mlir::piper
+
+#endif // PIPER_ANALYSIS_TAGFILTER_H

@@ -1,0 +1,60 @@
+//===- PiperTransformOps.td - transform.piper.* directives -*- tablegen -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_TRANSFORMOPS_PIPERTRANSFORMOPS_TD
+#define PIPER_TRANSFORMOPS_PIPERTRANSFORMOPS_TD
+
+include "mlir/Dialect/Transform/IR/TransformDialect.td"
+include "mlir/Dialect/Transform/Interfaces/TransformInterfaces.td"
+include "mlir/Dialect/Transform/IR/TransformTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpBase.td"
+
+def MatchChunksOp : Op<Transform_Dialect, "piper.match_chunks", [
+    DeclareOpInterfaceMethods<TransformOpInterface>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "selects chunks by a tag filter";
+  let description = [{
+    Returns a handle to the outermost `piper.annotate` chunks under the
+    payload of `root` whose tags match `filter`, in program order. A chunk's
+    tags are its own, those of every enclosing chunk, and `PASS` (its pass,
+    `F` when none is set). Filter entries must all hold: `KEY = value`
+    requires that value, `KEY = "*"` only that the tag is present; `PASS =
+    "B"` also matches the `BI` and `BW` halves of a split backward. The empty
+    filter `{}` matches every outermost chunk. This is how every Piper
+    directive selects the nodes it acts on.
+
+    Example:
+
+    ```mlir
+    %bw = transform.piper.match_chunks {PP = 1, PASS = "BW"} in %module
+        : (!transform.any_op) -> !transform.any_op
+    ```
+
+    #### Return modes
+
+    Emits a silenceable failure naming the filter when it matches no chunk:
+    a directive that silently selects nothing is a mistake, not a no-op.
+    Only reads the payload and the `root` handle.
+
+    **Constraints:**
+    - Filter keys are upper-case identifiers.
+    - Filter values are non-negative integers, strings or `"*"`; `PASS`
+      takes `F`, `B`, `BI`, `BW`, `UPD` or `"*"`.
+  }];
+  let arguments = (ins TransformHandleTypeInterface:$root,
+                       DictionaryAttr:$filter);
+  let results = (outs TransformHandleTypeInterface:$chunks);
+  let assemblyFormat = [{
+    $filter `in` $root attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let cppNamespace = "::mlir::piper";
+}
+
+#endif // PIPER_TRANSFORMOPS_PIPERTRANSFORMOPS_TD
