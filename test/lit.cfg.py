@@ -2,6 +2,7 @@
 # lit configuration for Piper's IR tests.
 
 import os
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -39,3 +40,24 @@ tools += [
     if os.path.exists(os.path.join(config.piper_tools_dir, tool))
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The PyTorch cross-check (test/Torch/) runs under Debian's python3, the one
+# that has torch (1.13 CPU); where torch does not import, those tests report
+# UNSUPPORTED. Inserted first: the default `%python` substitution would
+# otherwise rewrite the start of `%python_torch`.
+python_torch = "/usr/bin/python3"
+try:
+    has_torch = (
+        subprocess.run(
+            [python_torch, "-c", "import torch"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=120,
+        ).returncode
+        == 0
+    )
+except (OSError, subprocess.TimeoutExpired):
+    has_torch = False
+if has_torch:
+    config.available_features.add("torch")
+config.substitutions.insert(0, ("%python_torch", python_torch))

@@ -18,6 +18,10 @@
 // RUN: not piper-interp %t/model.mlir --no-such-flag 2>&1 | FileCheck %s --check-prefix=FLAG
 // FLAG: Unknown command line argument '--no-such-flag'
 
+// An unwritable --dump file fails before any training.
+// RUN: not piper-interp %t/model.mlir --function=first --dump=%t/no-such-dir/dump.json 2>&1 | FileCheck %s --check-prefix=DUMP --implicit-check-not=loss
+// DUMP: piper-interp: cannot open output file '{{.*}}no-such-dir{{/|\\}}dump.json': No such file or directory
+
 // Choosing the function.
 // RUN: not piper-interp %t/model.mlir --function=missing 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN: piper-interp: no function @missing in '{{.*}}model.mlir'

@@ -13,8 +13,12 @@
 //   step 1 loss 1.7759864140289594
 //   step 2 loss 1.5226512180626532
 //
+// --dump=FILE also writes step 1 as JSON (initial parameters, data, loss and
+// gradients) for checks outside Piper, such as test/Torch/.
+//
 // Every error (bad flag, unreadable file, invalid IR, unsupported op,
-// failing kernel) is reported on stderr and exits with status 1.
+// failing kernel, unwritable dump) is reported on stderr and exits with
+// status 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,8 +35,10 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -83,6 +89,11 @@ cl::opt<bool> printGrads("print-grads",
                          cl::desc("After each step's loss, print every "
                                   "gradient's name, shape and L2 norm"),
                          cl::init(false), cl::cat(category));
+cl::opt<std::string>
+    dumpFilename("dump",
+                 cl::desc("Write step 1 as JSON to FILE: initial parameters, "
+                          "data, loss and gradients (before the update)"),
+                 cl::value_desc("file"), cl::cat(category));
 
 int fail(const Twine &message) {
   llvm::errs() << "piper-interp: " << message << "\n";
@@ -132,6 +143,96 @@ double l2Norm(const ref::Tensor &t) {
   for (double v : t.data)
     sum += v * v;
   return std::sqrt(sum);
+}
+
+/// `values` as a JSON array; doubles print with 17 significant digits, so
+/// they read back exactly.
+template <typename T>
+void writeValues(llvm::json::OStream &json, ArrayRef<T> values) {
+  json.array([&] {
+    for (T v : values)
+      json.value(v);
+  });
+}
+
+void writeTensor(llvm::json::OStream &json, const ref::Tensor &t) {
+  json.object([&] {
+    json.attributeArray("shape", [&] {
+      for (int64_t d : t.shape)
+        json.value(d);
+    });
+    json.attributeBegin("values");
+    writeValues<double>(json, t.data);
+    json.attributeEnd();
+  });
+}
+
+/// Writes the dump of --dump: step 1 of `trainer` (its data, `result`) from
+/// `initial`, the parameters before the update.
+LogicalResult writeDump(llvm::raw_ostream &os, func::FuncOp fn,
+                        const Trainer &trainer, ArrayRef<ref::Tensor> initial,
+                        const StepResult &result) {
+  const TrainerOptions &options = trainer.getOptions();
+  // The data the trainer fed to step 1 (the same pure function of the seed).
+  SmallVector<std::pair<const ArgumentInfo *, RuntimeValue>> data;
+  for (const ArgumentInfo &arg : trainer.getArguments()) {
+    if (arg.isParameter())
+      continue;
+    FailureOr<RuntimeValue> value =
+        syntheticArgument(fn, arg, options.seed, result.step);
+    if (failed(value))
+      return failure();
+    // The interpreter rounds float arguments on entry in f32.
+    if (auto *t = std::get_if<ref::Tensor>(&*value))
+      if (options.precision == Precision::F32)
+        roundToF32(*t);
+    data.emplace_back(&arg, std::move(*value));
+  }
+
+  llvm::json::OStream json(os);
+  json.object([&] {
+    json.attribute("function", fn.getSymName());
+    json.attribute("seed", options.seed);
+    json.attribute("precision", stringifyPrecision(options.precision));
+    json.attributeObject("params", [&] {
+      for (auto [param, value] : llvm::zip(trainer.getParameters(), initial)) {
+        json.attributeBegin(param.name);
+        writeTensor(json, value);
+        json.attributeEnd();
+      }
+    });
+    json.attributeArray("data", [&] {
+      for (const auto &entry : data) {
+        const ArgumentInfo &arg = *entry.first;
+        const ref::Tensor *floats = getIfTensor(entry.second);
+        json.object([&] {
+          json.attribute("index", static_cast<int64_t>(arg.index));
+          json.attributeArray("shape", [&] {
+            for (int64_t d : arg.shape)
+              json.value(d);
+          });
+          json.attribute("dtype", floats ? "f64" : "i64");
+          json.attributeBegin("values");
+          if (floats)
+            writeValues<double>(json, floats->data);
+          else
+            writeValues<int64_t>(json, getIfIndexTensor(entry.second)->data);
+          json.attributeEnd();
+        });
+      }
+    });
+    json.attribute("loss", result.loss);
+    json.attributeObject("grads", [&] {
+      for (auto [param, grad] :
+           llvm::zip(trainer.getParameters(), result.gradients)) {
+        json.attributeBegin(param.name);
+        writeTensor(json, grad);
+        json.attributeEnd();
+      }
+    });
+  });
+  os << "\n";
+  return success();
 }
 
 } // namespace
@@ -210,11 +311,35 @@ int main(int argc, char **argv) {
   if (failed(trainer))
     return 1;
 
+  // The dump file is opened before training, so that an unwritable path
+  // fails before any work; it is removed again if the run fails.
+  std::unique_ptr<llvm::ToolOutputFile> dumpFile;
+  std::vector<ref::Tensor> initialParams;
+  if (!dumpFilename.empty()) {
+    dumpFile = openOutputFile(dumpFilename, &errorMessage);
+    if (!dumpFile)
+      return fail(errorMessage);
+    for (const TrainedParameter &param : trainer->getParameters())
+      initialParams.push_back(param.value);
+  }
+
   llvm::raw_ostream &os = llvm::outs();
   for (int64_t i = 0; i < steps; ++i) {
     FailureOr<StepResult> result = trainer->step();
     if (failed(result))
       return 1;
+    if (dumpFile && i == 0) {
+      if (failed(
+              writeDump(dumpFile->os(), *fn, *trainer, initialParams, *result)))
+        return 1;
+      dumpFile->os().close();
+      if (std::error_code error = dumpFile->os().error()) {
+        // A stream with an error left in it aborts when destroyed.
+        dumpFile->os().clear_error();
+        return fail("cannot write '" + dumpFilename + "': " + error.message());
+      }
+      dumpFile->keep();
+    }
     os << "step " << result->step << " loss "
        << llvm::format("%.17g", result->loss) << "\n";
     if (printGrads) {
