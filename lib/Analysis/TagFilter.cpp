@@ -22,8 +22,7 @@ TagFilter::get(DictionaryAttr filter,
     StringRef key = entry.getName().getValue();
     bool wellFormed = !key.empty() && llvm::isUpper(key.front()) &&
                       llvm::all_of(key, [](char c) {
-                        return llvm::isUpper(c) || llvm::isDigit(c) ||
-                               c == '_';
+                        return llvm::isUpper(c) || llvm::isDigit(c) || c == '_';
                       });
     if (!wellFormed) {
       emitError() << "filter key '" << key

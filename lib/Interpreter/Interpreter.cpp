@@ -513,8 +513,9 @@ LogicalResult Executor::execute(Operation &op,
                  << " and " << ref::shapeToString(rhs.shape) << " differ";
         ref::IndexTensor sum = lhs;
         for (size_t i = 0; i < sum.data.size(); ++i)
-          sum.data[i] = static_cast<int64_t>(static_cast<uint64_t>(lhs.data[i]) +
-                                             static_cast<uint64_t>(rhs.data[i]));
+          sum.data[i] =
+              static_cast<int64_t>(static_cast<uint64_t>(lhs.data[i]) +
+                                   static_cast<uint64_t>(rhs.data[i]));
         results.push_back(std::move(sum));
         return success();
       })

@@ -74,7 +74,6 @@ public:
 };
 } // namespace
 
-void mlir::piper::registerTransformDialectExtension(
-    DialectRegistry &registry) {
+void mlir::piper::registerTransformDialectExtension(DialectRegistry &registry) {
   registry.addExtensions<PiperTransformDialectExtension>();
 }

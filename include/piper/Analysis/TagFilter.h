@@ -28,8 +28,8 @@ class TagFilter {
 public:
   /// Checks `filter` and builds the matcher; on a malformed filter, emits
   /// through `emitError` and returns failure.
-  static FailureOr<TagFilter>
-  get(DictionaryAttr filter, function_ref<InFlightDiagnostic()> emitError);
+  static FailureOr<TagFilter> get(DictionaryAttr filter,
+                                  function_ref<InFlightDiagnostic()> emitError);
 
   /// Whether the chunk `chunk` (with its enclosing tags) matches.
   bool matches(AnnotateOp chunk) const;

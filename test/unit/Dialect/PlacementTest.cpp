@@ -70,11 +70,11 @@ TEST_F(PlacementTest, MeshQueries) {
 }
 
 TEST_F(PlacementTest, LocalShapeDividesEachDimByItsAxes) {
-  OwningOpRef<ModuleOp> module = parse(
-      std::string(kMesh) +
-      "func.func private @f(tensor<16x24x6xf32> {piper.param = "
-      "#piper.param<\"w\", zeros, placement = #piper.placement<@m, "
-      "[{ep, tp}, {}, {}], replicated = {dp}, zero = 3>>})\n");
+  OwningOpRef<ModuleOp> module =
+      parse(std::string(kMesh) +
+            "func.func private @f(tensor<16x24x6xf32> {piper.param = "
+            "#piper.param<\"w\", zeros, placement = #piper.placement<@m, "
+            "[{ep, tp}, {}, {}], replicated = {dp}, zero = 3>>})\n");
   ASSERT_TRUE(module) << diagnostics;
   auto mesh = *module->getOps<MeshOp>().begin();
   auto fn = *module->getOps<func::FuncOp>().begin();
@@ -96,10 +96,10 @@ TEST_F(PlacementTest, VerifyForRejectsIndivisibleDim) {
   OwningOpRef<ModuleOp> module = parse(kMesh);
   ASSERT_TRUE(module) << diagnostics;
   auto ctx = &context;
-  auto placement = PlacementAttr::get(
-      ctx, FlatSymbolRefAttr::get(ctx, "m"),
-      {ArrayAttr::get(ctx, {StringAttr::get(ctx, "tp")})},
-      ArrayAttr::get(ctx, {}), 0);
+  auto placement =
+      PlacementAttr::get(ctx, FlatSymbolRefAttr::get(ctx, "m"),
+                         {ArrayAttr::get(ctx, {StringAttr::get(ctx, "tp")})},
+                         ArrayAttr::get(ctx, {}), 0);
   auto type = RankedTensorType::get({6}, Float32Type::get(ctx));
   auto badType = RankedTensorType::get({7}, Float32Type::get(ctx));
 
@@ -113,16 +113,16 @@ TEST_F(PlacementTest, VerifyForRejectsIndivisibleDim) {
   EXPECT_TRUE(failed(placement.verifyFor(badType, module.get(), emitError)));
   EXPECT_EQ(message, "axis 'tp' of @m has size 2; dim 0 (size 7) is not "
                      "divisible by it");
-  EXPECT_TRUE(failed(placement.verifyFor(Float32Type::get(ctx), module.get(),
-                                         emitError)));
+  EXPECT_TRUE(failed(
+      placement.verifyFor(Float32Type::get(ctx), module.get(), emitError)));
   EXPECT_EQ(message, "a placement needs a ranked tensor, got 'f32'");
 }
 
 TEST_F(PlacementTest, RoundTripPreservesLinkNumbersExactly) {
   // Bandwidths are measurements: printing must not round them.
-  OwningOpRef<ModuleOp> module = parse(
-      "piper.mesh @m axes = [dp = 2 : efa(bandwidth = 12.345678901, "
-      "latency = 1.0e-3), pp = 3 : pcie(bandwidth = 3.0e12)]");
+  OwningOpRef<ModuleOp> module =
+      parse("piper.mesh @m axes = [dp = 2 : efa(bandwidth = 12.345678901, "
+            "latency = 1.0e-3), pp = 3 : pcie(bandwidth = 3.0e12)]");
   ASSERT_TRUE(module) << diagnostics;
   std::string printed;
   llvm::raw_string_ostream os(printed);

@@ -84,10 +84,10 @@ protected:
         // points are rare (counted and bounded below), not silently passed.
         double slopes[] = {(minus - minus2) / h, (*base - minus) / h,
                            (plus - *base) / h, (plus2 - plus) / h};
-        auto [lo, hi] = std::minmax_element(std::begin(slopes),
-                                            std::end(slopes));
-        if (*hi - *lo > 1e-2 * std::max({std::fabs(*lo), std::fabs(*hi),
-                                         floor})) {
+        auto [lo, hi] =
+            std::minmax_element(std::begin(slopes), std::end(slopes));
+        if (*hi - *lo >
+            1e-2 * std::max({std::fabs(*lo), std::fabs(*hi), floor})) {
           ++kinks;
           continue;
         }
@@ -97,8 +97,8 @@ protected:
                      std::max({std::fabs(a), std::fabs(numeric), floor});
         worst = std::max(worst, err);
         EXPECT_LE(err, tolerance)
-            << trainer->getParameters()[p].name << "[" << i
-            << "]: analytic " << a << ", numeric " << numeric;
+            << trainer->getParameters()[p].name << "[" << i << "]: analytic "
+            << a << ", numeric " << numeric;
         ++checked;
       }
     }

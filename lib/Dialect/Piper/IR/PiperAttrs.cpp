@@ -114,8 +114,7 @@ MeshAxisAttr MeshAxisAttr::parseBody(AsmParser &parser) {
         StringRef field;
         double value = 0;
         if (parser.parseKeyword(&field) || parser.parseEqual() ||
-            parseNumber(parser, ("link property '" + field + "'").str(),
-                        value))
+            parseNumber(parser, ("link property '" + field + "'").str(), value))
           return failure();
         FloatAttr *slot = field == "bandwidth" ? &bandwidth
                           : field == "latency" ? &latency
@@ -179,11 +178,10 @@ void MeshAxisAttr::print(AsmPrinter &printer) const {
   printer << ">";
 }
 
-LogicalResult
-MeshAxisAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     StringAttr name, int64_t size,
-                     std::optional<LinkClass> link, FloatAttr bandwidth,
-                     FloatAttr latency) {
+LogicalResult MeshAxisAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   StringAttr name, int64_t size,
+                                   std::optional<LinkClass> link,
+                                   FloatAttr bandwidth, FloatAttr latency) {
   if (!name || name.getValue().empty())
     return emitError() << "mesh axis needs a non-empty name";
   if (size < 1)
@@ -192,9 +190,8 @@ MeshAxisAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if ((bandwidth || latency) && !link)
     return emitError() << "mesh axis '" << name.getValue()
                        << "' gives link properties without a link class";
-  for (auto [field, value] :
-       {std::make_pair("bandwidth", bandwidth),
-        std::make_pair("latency", latency)}) {
+  for (auto [field, value] : {std::make_pair("bandwidth", bandwidth),
+                              std::make_pair("latency", latency)}) {
     if (value && !(value.getValueAsDouble() > 0))
       return emitError() << "mesh axis '" << name.getValue() << "' has "
                          << field << " "
@@ -226,10 +223,9 @@ static ParseResult parseAxisSet(AsmParser &parser, ArrayAttr &result) {
 
 static void printAxisSet(AsmPrinter &printer, ArrayAttr axes) {
   printer << "{";
-  llvm::interleaveComma(axes.getAsRange<StringAttr>(), printer,
-                        [&](StringAttr axis) {
-                          printer.printKeywordOrString(axis.getValue());
-                        });
+  llvm::interleaveComma(
+      axes.getAsRange<StringAttr>(), printer,
+      [&](StringAttr axis) { printer.printKeywordOrString(axis.getValue()); });
   printer << "}";
 }
 
@@ -345,15 +341,13 @@ PlacementAttr::verifyFor(Type type, Operation *symbolContext,
   if (!tensorType)
     return emitError() << "a placement needs a ranked tensor, got " << type;
   if (int64_t(getDims().size()) != tensorType.getRank())
-    return emitError() << "placement lists " << getDims().size()
-                       << " dims but " << type << " has rank "
-                       << tensorType.getRank();
+    return emitError() << "placement lists " << getDims().size() << " dims but "
+                       << type << " has rank " << tensorType.getRank();
 
   auto checkAxis = [&](StringAttr name) -> MeshAxisAttr {
     MeshAxisAttr axis = mesh.getAxis(name.getValue());
     if (!axis)
-      emitError() << "mesh " << getMesh() << " has no axis '"
-                  << name.getValue()
+      emitError() << "mesh " << getMesh() << " has no axis '" << name.getValue()
                   << "' (axes: " << mesh.getAxisNamesForDiagnostic() << ")";
     return axis;
   };
@@ -377,10 +371,9 @@ PlacementAttr::verifyFor(Type type, Operation *symbolContext,
            << getMesh() << " has size " << product;
     } else {
       diag << "axes ";
-      llvm::interleaveComma(axes.getAsRange<StringAttr>(), diag,
-                            [&](StringAttr a) {
-                              diag << "'" << a.getValue() << "'";
-                            });
+      llvm::interleaveComma(
+          axes.getAsRange<StringAttr>(), diag,
+          [&](StringAttr a) { diag << "'" << a.getValue() << "'"; });
       diag << " of " << getMesh() << " have a combined size of " << product;
     }
     return diag << "; dim " << dim << " (size " << dimSize
@@ -476,8 +469,8 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << "': standard deviation must be > 0, got "
                          << formatLinkNumber(stddev.getValueAsDouble());
   } else if (stddev) {
-    return emitError() << "parameter '" << name.getValue() << "': "
-                       << stringifyInitKind(init)
+    return emitError() << "parameter '" << name.getValue()
+                       << "': " << stringifyInitKind(init)
                        << " initialisation takes no argument";
   }
   return success();
@@ -487,9 +480,8 @@ LogicalResult ParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // OptStateAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-OptStateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     StringAttr param, StringAttr slot) {
+LogicalResult OptStateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   StringAttr param, StringAttr slot) {
   if (!llvm::is_contained({"momentum_buffer", "exp_avg", "exp_avg_sq", "step"},
                           slot.getValue()))
     return emitError() << "unknown optimizer state slot '" << slot.getValue()

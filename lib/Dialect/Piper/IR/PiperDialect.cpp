@@ -49,8 +49,7 @@ static LogicalResult verifyPlacementAttribute(Operation *op, StringRef what,
 
 /// Verifies `piper.param` on argument `index` of the function `fn`.
 static LogicalResult verifyParamAttribute(FunctionOpInterface fn,
-                                          unsigned index,
-                                          NamedAttribute attr) {
+                                          unsigned index, NamedAttribute attr) {
   auto param = dyn_cast<ParamAttr>(attr.getValue());
   if (!param)
     return fn->emitError() << "'piper.param' on argument #" << index
@@ -58,8 +57,8 @@ static LogicalResult verifyParamAttribute(FunctionOpInterface fn,
                            << attr.getValue();
   StringRef name = param.getName().getValue();
   auto emitError = [&]() {
-    return fn->emitError() << "parameter '" << name << "' (argument #"
-                           << index << "): ";
+    return fn->emitError() << "parameter '" << name << "' (argument #" << index
+                           << "): ";
   };
   Type type = fn.getArgumentTypes()[index];
   auto tensorType = dyn_cast<RankedTensorType>(type);
@@ -72,8 +71,8 @@ static LogicalResult verifyParamAttribute(FunctionOpInterface fn,
   // checkpoints), so they must be unique within the model.
   // Report the later of two clashing arguments, pointing at the first.
   for (unsigned other = 0; other < index; ++other) {
-    auto otherParam = fn.getArgAttrOfType<ParamAttr>(
-        other, PiperDialect::getParamAttrName());
+    auto otherParam =
+        fn.getArgAttrOfType<ParamAttr>(other, PiperDialect::getParamAttrName());
     if (otherParam && otherParam.getName() == param.getName())
       return emitError() << "name is also used by argument #" << other;
   }
@@ -104,8 +103,7 @@ static LogicalResult verifyParamResultAttribute(FunctionOpInterface fn,
   if (!name)
     return fn->emitError() << "'" << attr.getName().getValue()
                            << "' on result #" << index
-                           << " must name a parameter, got "
-                           << attr.getValue();
+                           << " must name a parameter, got " << attr.getValue();
   Type paramType = getParamType(fn, name);
   if (!paramType)
     return fn->emitError() << "result #" << index << " is the " << role
@@ -130,7 +128,8 @@ static LogicalResult verifyStateAttribute(FunctionOpInterface fn,
                            << attr.getValue();
   Type paramType = getParamType(fn, state.getParam());
   if (!paramType)
-    return fn->emitError() << what << " #" << index << " is optimizer state of '"
+    return fn->emitError() << what << " #" << index
+                           << " is optimizer state of '"
                            << state.getParam().getValue()
                            << "', which is not a parameter of the function";
   Type expected = paramType;

@@ -90,8 +90,9 @@ int64_t MeshOp::getNumDevices() {
 std::string MeshOp::getAxisNamesForDiagnostic() {
   std::string names;
   llvm::raw_string_ostream os(names);
-  llvm::interleaveComma(getAxes().getAsRange<MeshAxisAttr>(), os,
-                        [&](MeshAxisAttr axis) { os << axis.getName().getValue(); });
+  llvm::interleaveComma(
+      getAxes().getAsRange<MeshAxisAttr>(), os,
+      [&](MeshAxisAttr axis) { os << axis.getName().getValue(); });
   return names;
 }
 
@@ -173,9 +174,9 @@ LogicalResult AnnotateOp::verify() {
                                 "string, got "
                              << tag.getValue();
       if (integer.getValue().isNegative())
-        return emitOpError() << "tag '" << name
-                             << "' must be non-negative, got "
-                             << integer.getInt();
+        return emitOpError()
+               << "tag '" << name << "' must be non-negative, got "
+               << integer.getInt();
     } else if (!isa<StringAttr>(tag.getValue())) {
       return emitOpError() << "tag '" << name
                            << "' must be a non-negative integer or a string, "
@@ -261,8 +262,8 @@ LogicalResult VJPOp::verify() {
       return emitOpError() << "wrt indices must be strictly increasing";
   }
   if (getGradients().size() != wrt.size())
-    return emitOpError() << "has " << getGradients().size()
-                         << " results for " << wrt.size() << " wrt operands";
+    return emitOpError() << "has " << getGradients().size() << " results for "
+                         << wrt.size() << " wrt operands";
   for (auto [index, gradient] : llvm::zip(wrt, getGradients()))
     if (gradient.getType() != getPrimals()[index].getType())
       return emitOpError() << "gradient of primal " << index << " has type "

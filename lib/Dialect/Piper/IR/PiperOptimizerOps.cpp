@@ -51,10 +51,10 @@ static LogicalResult verifyBounds(Operation *op, ArrayRef<Bound> bounds) {
 LogicalResult SgdUpdateOp::verify() {
   constexpr double inf = std::numeric_limits<double>::infinity();
   return verifyBounds(
-      *this, {{"lr", getLr().convertToDouble(), 0, false, inf},
-              {"momentum", getMomentum().convertToDouble(), 0, true, 1},
-              {"weight_decay", getWeightDecay().convertToDouble(), 0, true,
-               inf}});
+      *this,
+      {{"lr", getLr().convertToDouble(), 0, false, inf},
+       {"momentum", getMomentum().convertToDouble(), 0, true, 1},
+       {"weight_decay", getWeightDecay().convertToDouble(), 0, true, inf}});
 }
 
 LogicalResult AdamWUpdateOp::verify() {

@@ -24,8 +24,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/Dialect/Piper/Transforms/Autodiff.h"
-#include "piper/Dialect/Piper/Transforms/ChunkUtils.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
+#include "piper/Dialect/Piper/Transforms/ChunkUtils.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -45,8 +45,7 @@ namespace {
 /// Records every op the VJP rules create, with the chunk path current at
 /// creation time.
 struct Recorder : public OpBuilder::Listener {
-  void notifyOperationInserted(Operation *op,
-                               OpBuilder::InsertPoint) override {
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
     ops.push_back(op);
     paths[op] = path;
   }
@@ -91,8 +90,8 @@ void Differentiator::analyzeForward(Block &block) {
     if (auto annotate = dyn_cast<AnnotateOp>(op)) {
       Block &body = annotate.getBody().front();
       analyzeForward(body);
-      for (auto [result, yielded] :
-           llvm::zip(annotate.getResults(), body.getTerminator()->getOperands())) {
+      for (auto [result, yielded] : llvm::zip(
+               annotate.getResults(), body.getTerminator()->getOperands())) {
         if (dependsOnParams.contains(yielded))
           dependsOnParams.insert(result);
         if (dependsOnData.contains(yielded))
@@ -100,12 +99,10 @@ void Differentiator::analyzeForward(Block &block) {
       }
       continue;
     }
-    bool params = llvm::any_of(op.getOperands(), [&](Value v) {
-      return dependsOnParams.contains(v);
-    });
-    bool data = llvm::any_of(op.getOperands(), [&](Value v) {
-      return dependsOnData.contains(v);
-    });
+    bool params = llvm::any_of(
+        op.getOperands(), [&](Value v) { return dependsOnParams.contains(v); });
+    bool data = llvm::any_of(
+        op.getOperands(), [&](Value v) { return dependsOnData.contains(v); });
     for (Value result : op.getResults()) {
       if (params)
         dependsOnParams.insert(result);
@@ -185,8 +182,8 @@ LogicalResult Differentiator::sweep(Block &block) {
                             << "': it has no VJP rule (models are written "
                                "with piper ops)";
     SmallVector<Value> operandCotangents(op.getNumOperands());
-    if (failed(vjp.buildVJP(builder, resultCotangents, needed,
-                            operandCotangents)))
+    if (failed(
+            vjp.buildVJP(builder, resultCotangents, needed, operandCotangents)))
       return failure();
     for (auto [operand, cotangent] :
          llvm::zip(op.getOperands(), operandCotangents))
@@ -212,7 +209,8 @@ void Differentiator::classify() {
     if (!inputGradientOps.insert(op).second)
       continue;
     for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp(); def && emitted.contains(def))
+      if (Operation *def = operand.getDefiningOp();
+          def && emitted.contains(def))
         worklist.push_back(def);
   }
 }
@@ -284,8 +282,8 @@ LogicalResult Differentiator::run() {
   auto lossType = cast<RankedTensorType>(loss.getType());
   cotangents[loss].push_back(arith::ConstantOp::create(
       builder, fn.getLoc(),
-      DenseElementsAttr::get(lossType,
-                             builder.getFloatAttr(lossType.getElementType(), 1.0))));
+      DenseElementsAttr::get(
+          lossType, builder.getFloatAttr(lossType.getElementType(), 1.0))));
   if (failed(sweep(fn.getBody().front())))
     return failure();
 
@@ -304,8 +302,7 @@ LogicalResult Differentiator::run() {
           continue;
         }
         size_t n = 0;
-        while (n < common->size() && n < path.size() &&
-               (*common)[n] == path[n])
+        while (n < common->size() && n < path.size() && (*common)[n] == path[n])
           ++n;
         common->resize(n);
       }
@@ -316,7 +313,8 @@ LogicalResult Differentiator::run() {
       auto type = cast<RankedTensorType>(param.getType());
       gradient = arith::ConstantOp::create(
           builder, fn.getLoc(),
-          DenseElementsAttr::get(type, builder.getZeroAttr(type.getElementType())));
+          DenseElementsAttr::get(type,
+                                 builder.getZeroAttr(type.getElementType())));
     }
     results.push_back(gradient);
   }
@@ -332,8 +330,7 @@ LogicalResult Differentiator::run() {
   });
   exposeSavedActivations();
 
-  SmallVector<Type> resultTypes =
-      llvm::to_vector(returnOp->getOperandTypes());
+  SmallVector<Type> resultTypes = llvm::to_vector(returnOp->getOperandTypes());
   SmallVector<DictionaryAttr> oldResultAttrs;
   fn.getAllResultAttrs(oldResultAttrs);
   fn.setFunctionType(
@@ -342,11 +339,12 @@ LogicalResult Differentiator::run() {
   SmallVector<Attribute> resultAttrs{
       oldResultAttrs.empty() ? DictionaryAttr::get(ctx) : oldResultAttrs[0]};
   for (BlockArgument param : params) {
-    auto attr = fn.getArgAttrOfType<ParamAttr>(param.getArgNumber(),
-                                               PiperDialect::getParamAttrName());
+    auto attr = fn.getArgAttrOfType<ParamAttr>(
+        param.getArgNumber(), PiperDialect::getParamAttrName());
     resultAttrs.push_back(DictionaryAttr::get(
-        ctx, {NamedAttribute(StringAttr::get(ctx, PiperDialect::getGradAttrName()),
-                             attr.getName())}));
+        ctx,
+        {NamedAttribute(StringAttr::get(ctx, PiperDialect::getGradAttrName()),
+                        attr.getName())}));
   }
   fn.setAllResultAttrs(resultAttrs);
   return success();

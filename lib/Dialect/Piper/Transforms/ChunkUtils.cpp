@@ -20,16 +20,14 @@ AnnotateOp mlir::piper::wrapInChunk(ArrayRef<Operation *> ops,
   SmallVector<Value> escaping;
   for (Operation *op : ops)
     for (Value result : op->getResults())
-      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
-            return !inside.contains(user);
-          }))
+      if (llvm::any_of(result.getUsers(),
+                       [&](Operation *user) { return !inside.contains(user); }))
         escaping.push_back(result);
 
   OpBuilder b(ops.front());
-  auto chunk = AnnotateOp::create(b, forward.getLoc(),
-                                  ValueRange(escaping).getTypes(),
-                                  forward.getTags(),
-                                  PassKindAttr::get(b.getContext(), pass));
+  auto chunk = AnnotateOp::create(
+      b, forward.getLoc(), ValueRange(escaping).getTypes(), forward.getTags(),
+      PassKindAttr::get(b.getContext(), pass));
   Block *body = b.createBlock(&chunk.getBody());
   for (Operation *op : ops)
     op->moveBefore(body, body->end());

@@ -70,18 +70,16 @@ struct OptimizerPass : public piper::impl::PiperOptimizerBase<OptimizerPass> {
 
   void runOnOperation() override {
     if (optimizer != "sgd" && optimizer != "adamw") {
-      getOperation().emitError()
-          << "piper-optimizer: unknown optimizer '" << optimizer
-          << "'; expected sgd or adamw";
+      getOperation().emitError() << "piper-optimizer: unknown optimizer '"
+                                 << optimizer << "'; expected sgd or adamw";
       return signalPassFailure();
     }
     bool any = false;
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
-      if (fn.isExternal() || !llvm::any_of(
-                                 llvm::seq(fn.getNumResults()), [&](unsigned i) {
-                                   return fn.getResultAttr(
-                                       i, PiperDialect::getGradAttrName());
-                                 }))
+      if (fn.isExternal() ||
+          !llvm::any_of(llvm::seq(fn.getNumResults()), [&](unsigned i) {
+            return fn.getResultAttr(i, PiperDialect::getGradAttrName());
+          }))
         continue;
       any = true;
       if (failed(updateFunction(fn)))
@@ -117,26 +115,24 @@ LogicalResult OptimizerPass::updateFunction(func::FuncOp fn) {
   SmallVector<Value> kept;
   SmallVector<DictionaryAttr> keptAttrs;
   for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i) {
-    auto name = fn.getResultAttrOfType<StringAttr>(
-        i, PiperDialect::getGradAttrName());
+    auto name =
+        fn.getResultAttrOfType<StringAttr>(i, PiperDialect::getGradAttrName());
     if (!name) {
       kept.push_back(returnOp.getOperand(i));
-      keptAttrs.push_back(fn.getResultAttrDict(i)
-                              ? fn.getResultAttrDict(i)
-                              : DictionaryAttr::get(ctx));
+      keptAttrs.push_back(fn.getResultAttrDict(i) ? fn.getResultAttrDict(i)
+                                                  : DictionaryAttr::get(ctx));
       continue;
     }
     BlockArgument param = params.lookup(name.getValue());
-    updates.push_back({param, name, returnOp.getOperand(i),
-                       updatePathOf(param)});
+    updates.push_back(
+        {param, name, returnOp.getOperand(i), updatePathOf(param)});
   }
 
   // Group updates by chunk (pre-order of forward chunks) so every chunk's
   // updates are contiguous at every nesting depth.
   DenseMap<Operation *, unsigned> preorder;
-  fn.walk<WalkOrder::PreOrder>([&](AnnotateOp chunk) {
-    preorder.try_emplace(chunk, preorder.size());
-  });
+  fn.walk<WalkOrder::PreOrder>(
+      [&](AnnotateOp chunk) { preorder.try_emplace(chunk, preorder.size()); });
   auto key = [&](const Update &u) {
     return llvm::map_to_vector(u.path,
                                [&](AnnotateOp c) { return preorder[c]; });
@@ -199,16 +195,15 @@ LogicalResult OptimizerPass::updateFunction(func::FuncOp fn) {
       Value step = arith::AddIOp::create(b, loc, state(2), one);
       Type t = update.param.getType();
       auto op = AdamWUpdateOp::create(
-          b, loc, TypeRange{t, t, t}, update.param, update.grad, state(0), state(1), step,
-          f64(lr), f64(beta1), f64(beta2), f64(eps),
+          b, loc, TypeRange{t, t, t}, update.param, update.grad, state(0),
+          state(1), step, f64(lr), f64(beta1), f64(beta2), f64(eps),
           f64(weightDecay < 0 ? 0.01 : weightDecay));
       outs = {op.getNewParam(), op.getNewExpAvg(), op.getNewExpAvgSq(), step};
     } else {
       Type t = update.param.getType();
-      auto op = SgdUpdateOp::create(b, loc, TypeRange{t, t}, update.param,
-                                    update.grad,
-                                    state(0), f64(lr), f64(momentum),
-                                    f64(weightDecay < 0 ? 0.0 : weightDecay));
+      auto op = SgdUpdateOp::create(
+          b, loc, TypeRange{t, t}, update.param, update.grad, state(0), f64(lr),
+          f64(momentum), f64(weightDecay < 0 ? 0.0 : weightDecay));
       outs = {op.getNewParam(), op.getNewMomentumBuffer()};
     }
     results.push_back(outs[0]);

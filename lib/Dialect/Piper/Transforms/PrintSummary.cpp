@@ -34,10 +34,9 @@ namespace {
 /// Axis names print bare when they are identifiers, quoted otherwise, as in
 /// the IR.
 void printAxisName(llvm::raw_ostream &os, StringRef name) {
-  bool identifier = !name.empty() && !llvm::isDigit(name.front()) &&
-                    llvm::all_of(name, [](char c) {
-                      return llvm::isAlnum(c) || c == '_';
-                    });
+  bool identifier =
+      !name.empty() && !llvm::isDigit(name.front()) &&
+      llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
   if (identifier) {
     os << name;
     return;
@@ -54,8 +53,7 @@ void printMesh(llvm::raw_ostream &os, MeshOp mesh) {
   for (MeshAxisAttr axis : mesh.getAxisList()) {
     os << "  axis ";
     printAxisName(os, axis.getName().getValue());
-    os << ": size "
-       << axis.getSize();
+    os << ": size " << axis.getSize();
     if (axis.getLink()) {
       os << ", " << stringifyLinkClass(*axis.getLink());
       if (axis.getBandwidth())
@@ -85,9 +83,9 @@ void printPlacement(llvm::raw_ostream &os, Operation *symbolContext,
     os << "\n";
     return;
   }
-  int64_t bytes = localType.getNumElements() *
-                  llvm::divideCeil(
-                      tensorType.getElementType().getIntOrFloatBitWidth(), 8);
+  int64_t bytes =
+      localType.getNumElements() *
+      llvm::divideCeil(tensorType.getElementType().getIntOrFloatBitWidth(), 8);
   os << ", " << bytes << " bytes";
   if (placement.getZero() != 0) {
     int64_t ways = 1;
@@ -105,8 +103,8 @@ void printPlacement(llvm::raw_ostream &os, Operation *symbolContext,
 }
 
 /// Prints a parameter's name and initialiser, then where it lives.
-void printParam(llvm::raw_ostream &os, Operation *symbolContext,
-                unsigned index, Type type, ParamAttr param) {
+void printParam(llvm::raw_ostream &os, Operation *symbolContext, unsigned index,
+                Type type, ParamAttr param) {
   std::string label;
   llvm::raw_string_ostream labelOs(label);
   labelOs << "param \"" << param.getName().getValue() << "\" "
@@ -149,7 +147,8 @@ void printChunks(llvm::raw_ostream &os, Region &region, unsigned depth) {
       os << " " << stringifyPassKind(*annotate.getPass());
     os << ": " << ops << (ops == 1 ? " op" : " ops");
     if (chunks)
-      os << ", " << chunks << (chunks == 1 ? " nested chunk" : " nested chunks");
+      os << ", " << chunks
+         << (chunks == 1 ? " nested chunk" : " nested chunks");
     os << "\n";
     printChunks(os, annotate.getBody(), depth + 1);
   }

@@ -29,8 +29,8 @@ namespace {
 Value buildZeros(OpBuilder &b, Location loc, Type type) {
   auto tensorType = cast<RankedTensorType>(type);
   auto zero = b.getZeroAttr(tensorType.getElementType());
-  return arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(tensorType, zero));
+  return arith::ConstantOp::create(b, loc,
+                                   DenseElementsAttr::get(tensorType, zero));
 }
 
 bool isFloatTensor(Type type) {
@@ -48,9 +48,8 @@ LogicalResult buildGenericVJP(Operation *op, OpBuilder &b,
        llvm::zip(op->getResults(), resultCotangents)) {
     if (!isFloatTensor(result.getType()))
       continue;
-    cotangents.push_back(cotangent ? cotangent
-                                   : buildZeros(b, op->getLoc(),
-                                                result.getType()));
+    cotangents.push_back(
+        cotangent ? cotangent : buildZeros(b, op->getLoc(), result.getType()));
   }
   if (cotangents.empty())
     return op->emitError() << "cannot differentiate: no float results";
@@ -114,8 +113,8 @@ struct MulVJPModel : public VJPOpInterface::ExternalModel<MulVJPModel, MulOp> {
     Value dy = resultCotangents[0];
     for (unsigned i = 0; i < 2; ++i)
       if (needed[i])
-        operandCotangents[i] = MulOp::create(b, op->getLoc(), dy.getType(),
-                                             dy, op->getOperand(1 - i));
+        operandCotangents[i] = MulOp::create(b, op->getLoc(), dy.getType(), dy,
+                                             op->getOperand(1 - i));
     return success();
   }
 };
@@ -127,9 +126,8 @@ struct ReshapeVJPModel
                          ArrayRef<bool> needed,
                          SmallVectorImpl<Value> &operandCotangents) const {
     if (needed[0])
-      operandCotangents[0] =
-          ReshapeOp::create(b, op->getLoc(), op->getOperand(0).getType(),
-                            resultCotangents[0]);
+      operandCotangents[0] = ReshapeOp::create(
+          b, op->getLoc(), op->getOperand(0).getType(), resultCotangents[0]);
     return success();
   }
 };
@@ -154,8 +152,7 @@ struct TransposeVJPModel
   }
 };
 
-template <typename... OpTys>
-void attachGeneric(MLIRContext *ctx) {
+template <typename... OpTys> void attachGeneric(MLIRContext *ctx) {
   (OpTys::template attachInterface<GenericVJPModel<OpTys>>(*ctx), ...);
 }
 
@@ -171,7 +168,7 @@ void mlir::piper::registerVJPInterfaceExternalModels(
     TransposeOp::attachInterface<TransposeVJPModel>(*ctx);
     attachGeneric<MatmulOp, LinearOp, ReluOp, GeluOp, SiluOp, SwigluOp,
                   SoftmaxOp, RmsNormOp, LayerNormOp, AttentionOp, EmbeddingOp,
-                  CrossEntropyOp, RouterOp, DispatchOp, ExpertFfnOp,
-                  CombineOp>(ctx);
+                  CrossEntropyOp, RouterOp, DispatchOp, ExpertFfnOp, CombineOp>(
+        ctx);
   });
 }

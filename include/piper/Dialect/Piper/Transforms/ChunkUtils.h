@@ -39,8 +39,7 @@ AnnotateOp wrapInChunk(ArrayRef<Operation *> ops, AnnotateOp forward,
 /// BI never uses BW.
 void formChunks(ArrayRef<Operation *> ops,
                 const DenseMap<Operation *, ChunkPath> &paths,
-                function_ref<PassKind(Operation *)> passOf,
-                unsigned depth = 0);
+                function_ref<PassKind(Operation *)> passOf, unsigned depth = 0);
 
 } // namespace mlir::piper
 

@@ -9,8 +9,8 @@
 #ifndef PIPER_DIALECT_PIPER_TRANSFORMS_PASSES_H
 #define PIPER_DIALECT_PIPER_TRANSFORMS_PASSES_H
 
-#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::piper {
