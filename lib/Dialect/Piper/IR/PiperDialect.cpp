@@ -188,3 +188,25 @@ LogicalResult PiperDialect::verifyRegionResultAttribute(Operation *op,
   return verifyValueAttribute(op, "result", resultIndex,
                               fn.getResultTypes()[resultIndex], attr);
 }
+
+LogicalResult PiperDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attr) {
+  if (attr.getName() == getPassAttrName()) {
+    if (!isa<PassKindAttr>(attr.getValue()))
+      return op->emitError() << "'piper.pass' must be a pass kind such as "
+                                "#piper<pass BW>, got "
+                             << attr.getValue();
+    return success();
+  }
+  // Arguments and results are verified by the region hooks above; anything
+  // else with the piper prefix on an op is a typo.
+  if (attr.getName() == getPlacementAttrName() ||
+      attr.getName() == getParamAttrName() ||
+      attr.getName() == getGradAttrName() ||
+      attr.getName() == getUpdatedAttrName() ||
+      attr.getName() == getStateAttrName())
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' belongs on function arguments or results";
+  return op->emitError() << "unknown piper operation attribute '"
+                         << attr.getName().getValue() << "'";
+}

@@ -53,6 +53,12 @@ void mlir::piper::formChunks(ArrayRef<Operation *> ops,
   for (size_t i = 0; i < ops.size();) {
     AnnotateOp forward = chunkAt(ops[i]);
     if (!forward) {
+      // Derived work outside every chunk keeps its pass on the op, so the
+      // DAG builder can still tell forward from backward and update work.
+      if (depth == 0)
+        ops[i]->setAttr(
+            PiperDialect::getPassAttrName(),
+            PassKindAttr::get(ops[i]->getContext(), passOf(ops[i])));
       ++i;
       continue;
     }

@@ -36,6 +36,7 @@ def Piper_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Registers the attributes; defined beside them in PiperAttrs.cpp.
     void registerAttributes();
@@ -55,6 +56,11 @@ def Piper_Dialect : Dialect {
     /// Name of the argument/result attribute marking optimizer state.
     static constexpr ::llvm::StringLiteral getStateAttrName() {
       return ::llvm::StringLiteral("piper.state");
+    }
+    /// Name of the op attribute giving the pass of derived work that lies
+    /// outside every chunk (e.g. summing a tied weight's gradients).
+    static constexpr ::llvm::StringLiteral getPassAttrName() {
+      return ::llvm::StringLiteral("piper.pass");
     }
     /// Name of the argument attribute marking a trainable parameter.
     static constexpr ::llvm::StringLiteral getParamAttrName() {

@@ -14,6 +14,7 @@ include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "piper/Dialect/Piper/IR/PiperNNOps.td"
 include "piper/Dialect/Piper/IR/PiperOptimizerOps.td"
+include "piper/Dialect/Piper/IR/PiperDAGOps.td"
 include "piper/Dialect/Piper/IR/PiperInterfaces.td"
 
 //===----------------------------------------------------------------------===//

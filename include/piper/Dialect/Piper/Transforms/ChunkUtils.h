@@ -34,7 +34,8 @@ AnnotateOp wrapInChunk(ArrayRef<Operation *> ops, AnnotateOp forward,
 /// Wraps `ops` (contiguous, in order, at one nesting level `depth`) into
 /// chunks following `paths`: maximal runs of ops whose path has the same
 /// chunk at `depth` are split by `passOf` (parts in increasing PassKind
-/// order, each part kept in order), wrapped, and recursed into. `passOf`
+/// order, each part kept in order), wrapped, and recursed into. Ops in no
+/// chunk at all get their pass as the `piper.pass` attribute. `passOf`
 /// must never put an op before one it uses: BI before BW is safe because
 /// BI never uses BW.
 void formChunks(ArrayRef<Operation *> ops,

@@ -100,4 +100,25 @@ def PiperOptimizer : Pass<"piper-optimizer", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def PiperBuildDAG : Pass<"piper-build-dag", "::mlir::ModuleOp"> {
+  let summary = "Build the global training DAG from a chunked training step";
+  let description = [{
+    For every function whose top level holds chunks (`piper.annotate`),
+    replaces the body by a `piper.dag` with one `piper.task` per top-level
+    chunk; each task calls the chunk outlined into a private function
+    `@<fn>.<PASS>.<tags>` and carries the chunk's tags and pass. Derived
+    work outside every chunk becomes untagged tasks, one per maximal run of
+    ops of one pass (`piper.pass`). Constants are cloned into the bodies
+    that use them. Data edges are the SSA values between tasks (saved
+    activations included); no temporal edges are added.
+
+    Example: `piper-opt --piper-autodiff --piper-optimizer --piper-build-dag`
+    turns a two-stage model into the tasks `F{PP=0}`, `F{PP=1}`,
+    `BI{PP=1}`, `BW{PP=1}`, `BI{PP=0}`, `BW{PP=0}`, `UPD{PP=0}` and
+    `UPD{PP=1}`.
+
+    **Options:** none.
+  }];
+}
+
 #endif // PIPER_DIALECT_PIPER_TRANSFORMS_PASSES_TD

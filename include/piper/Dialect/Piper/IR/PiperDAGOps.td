@@ -1,0 +1,105 @@
+//===- PiperDAGOps.td - The global training DAG ------------*- tablegen -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_DIALECT_PIPER_IR_PIPERDAGOPS_TD
+#define PIPER_DIALECT_PIPER_IR_PIPERDAGOPS_TD
+
+include "piper/Dialect/Piper/IR/PiperAttrs.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Piper_DAGOp : Piper_Op<"dag", [
+    SingleBlockImplicitTerminator<"DAGYieldOp">,
+    DeclareOpInterfaceMethods<RegionKindInterface>]> {
+  let summary = "the global training DAG of one training step";
+  let description = [{
+    Holds every node of one training step: `piper.task` nodes (a chunk's
+    forward, input-gradient, weight-gradient or update work) and, once
+    directives place and replicate them, communication nodes. The region is
+    a graph region: the order of nodes carries no meaning. Data edges are
+    SSA uses; temporal edges are the `after` lists of the nodes. The values
+    yielded are the step's results (loss, updated parameters and state).
+
+    Example:
+
+    ```mlir
+    %loss = piper.dag -> tensor<f64> {
+      %h = piper.task "F{PP=0}" @step.F.PP0(%x, %w) {tags = {PP = 0}, pass = F}
+          : (tensor<2x8xf64>, tensor<8x4xf64>) -> tensor<2x4xf64>
+      %l = piper.task "F{PP=1}" @step.F.PP1(%h) {tags = {PP = 1}, pass = F,
+          after = ["F{PP=0}"]} : (tensor<2x4xf64>) -> tensor<f64>
+      piper.dag_yield %l : tensor<f64>
+    }
+    ```
+
+    **Constraints:**
+    - Node names are unique within the DAG.
+    - Every `after` entry names a node of the DAG other than the node itself.
+    - The yielded types are the result types.
+  }];
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "(`->` type($results)^)? $body attr-dict";
+  let hasVerifier = 1;
+}
+
+def Piper_DAGYieldOp : Piper_Op<"dag_yield", [
+    Pure, Terminator, HasParent<"DAGOp">]> {
+  let summary = "the results of a training-step DAG";
+  let description = [{
+    Terminates `piper.dag`; its operands are the DAG's results.
+
+    Example:
+
+    ```mlir
+    piper.dag_yield %loss, %w_new : tensor<f64>, tensor<8x4xf64>
+    ```
+
+    **Constraints:**
+    - Operand types equal the result types of the parent `piper.dag`.
+  }];
+  let arguments = (ins Variadic<AnyType>:$operands);
+  let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
+  let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
+}
+
+def Piper_TaskOp : Piper_Op<"task", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    HasParent<"DAGOp">]> {
+  let summary = "a compute node: one chunk's work, outlined into a function";
+  let description = [{
+    Runs the outlined chunk body `callee` on its operands. `tags` and `pass`
+    are those of the chunk (directives select nodes by them); `name` is unique
+    in the DAG and identifies the node in temporal edges and diagnostics.
+    Microbatch copies and replicas of a chunk call the same body: the DAG
+    grows with stages x passes x microbatches, not with the model.
+
+    Example:
+
+    ```mlir
+    %dx = piper.task "BI{PP=1}" @step.BI.PP1(%a, %dy) {tags = {PP = 1},
+        pass = BI, after = ["F{PP=1}"]}
+        : (tensor<2x4xf64>, tensor<2x4xf64>) -> tensor<2x4xf64>
+    ```
+
+    **Constraints:**
+    - `callee` is a `func.func` in the enclosing module whose argument and
+      result types are the task's operand and result types.
+  }];
+  let arguments = (ins StrAttr:$name, FlatSymbolRefAttr:$callee,
+                       Variadic<AnyType>:$inputs, DictionaryAttr:$tags,
+                       Piper_PassKindAttr:$pass,
+                       DefaultValuedAttr<StrArrayAttr, "{}">:$after);
+  let results = (outs Variadic<AnyType>:$outputs);
+  let assemblyFormat = [{
+    $name $callee `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)
+  }];
+}
+
+#endif // PIPER_DIALECT_PIPER_IR_PIPERDAGOPS_TD

@@ -1,0 +1,67 @@
+//===- PiperDAGOps.cpp - The global training DAG --------------------------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "piper/Dialect/Piper/IR/PiperOps.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mlir::piper;
+
+//===----------------------------------------------------------------------===//
+// DAGOp
+//===----------------------------------------------------------------------===//
+
+RegionKind DAGOp::getRegionKind(unsigned index) { return RegionKind::Graph; }
+
+LogicalResult DAGOp::verify() {
+  llvm::StringMap<TaskOp> tasks;
+  for (auto task : getBody().getOps<TaskOp>()) {
+    auto [it, inserted] = tasks.try_emplace(task.getName(), task);
+    if (!inserted) {
+      InFlightDiagnostic diag = task.emitOpError()
+                                << "has the name '" << task.getName()
+                                << "' of another node of the DAG";
+      diag.attachNote(it->second.getLoc()) << "the other node";
+      return diag;
+    }
+  }
+  for (auto task : getBody().getOps<TaskOp>()) {
+    for (StringRef before : task.getAfter().getAsValueRange<StringAttr>()) {
+      if (before == task.getName())
+        return task.emitOpError()
+               << "'" << before << "' is ordered after itself";
+      if (!tasks.count(before))
+        return task.emitOpError() << "is ordered after '" << before
+                                  << "', which is not a node of the DAG";
+    }
+  }
+  auto yield = cast<DAGYieldOp>(getBody().front().getTerminator());
+  if (yield.getOperandTypes() != getResultTypes())
+    return emitOpError() << "yields " << yield.getNumOperands()
+                         << " values whose types differ from its "
+                         << getNumResults() << " results";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TaskOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TaskOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto callee = symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(
+      *this, getCalleeAttr());
+  if (!callee)
+    return emitOpError() << "calls " << getCalleeAttr()
+                         << ", which is not a function";
+  if (TypeRange(callee.getArgumentTypes()) != getInputs().getTypes() ||
+      TypeRange(callee.getResultTypes()) != getOutputs().getTypes())
+    return emitOpError() << "types differ from those of " << getCalleeAttr();
+  return success();
+}

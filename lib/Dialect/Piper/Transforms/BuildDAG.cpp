@@ -1,0 +1,230 @@
+//===- BuildDAG.cpp - Build the global training DAG -----------------------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Turns a training step (a function whose top level is a sequence of chunks:
+// forward, BI, BW and UPD) into a `piper.dag` of `piper.task` nodes, one per
+// top-level chunk, each calling its chunk body outlined into a private
+// function. Derived work outside every chunk (its pass on `piper.pass`)
+// becomes untagged tasks, one per maximal run. Constants are cloned into
+// the bodies that use them rather than becoming edges. Data edges are the
+// SSA values between tasks; no temporal edges are added: scheduling is the
+// job of `order` directives.
+//
+//===----------------------------------------------------------------------===//
+
+#include "piper/Dialect/Piper/IR/PiperOps.h"
+#include "piper/Dialect/Piper/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::piper {
+#define GEN_PASS_DEF_PIPERBUILDDAG
+#include "piper/Dialect/Piper/Transforms/Passes.h.inc"
+} // namespace mlir::piper
+
+using namespace mlir;
+using namespace mlir::piper;
+
+namespace {
+
+/// `BW{PP=1,EP=3}`: the pass and the chunk's own tags, keys sorted (as in
+/// the dictionary).
+std::string nodeName(PassKind pass, DictionaryAttr tags) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << stringifyPassKind(pass) << "{";
+  llvm::interleave(
+      tags, os,
+      [&](NamedAttribute tag) {
+        os << tag.getName().getValue() << "=";
+        if (auto integer = dyn_cast<IntegerAttr>(tag.getValue()))
+          os << integer.getInt();
+        else if (auto string = dyn_cast<StringAttr>(tag.getValue()))
+          os << string.getValue();
+      },
+      ",");
+  os << "}";
+  return name;
+}
+
+/// Symbol-safe form of a node name: `step.BW.PP1.EP3`.
+std::string bodyName(StringRef function, PassKind pass, DictionaryAttr tags) {
+  std::string name = (function + "." + stringifyPassKind(pass)).str();
+  for (NamedAttribute tag : tags) {
+    name += "." + tag.getName().getValue().str();
+    if (auto integer = dyn_cast<IntegerAttr>(tag.getValue()))
+      name += std::to_string(integer.getInt());
+    else if (auto string = dyn_cast<StringAttr>(tag.getValue()))
+      name += string.getValue().str();
+  }
+  return name;
+}
+
+struct BuildDAGPass : public piper::impl::PiperBuildDAGBase<BuildDAGPass> {
+  LogicalResult build(func::FuncOp fn);
+
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> steps;
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (!fn.isExternal() && !fn.getBody().getOps<AnnotateOp>().empty())
+        steps.push_back(fn);
+    if (steps.empty()) {
+      getOperation().emitError()
+          << "piper-build-dag: no function has chunks (piper.annotate) to "
+             "turn into DAG nodes";
+      return signalPassFailure();
+    }
+    for (func::FuncOp fn : steps)
+      if (failed(build(fn)))
+        return signalPassFailure();
+  }
+};
+
+LogicalResult BuildDAGPass::build(func::FuncOp fn) {
+  if (!fn.getBody().hasOneBlock())
+    return fn.emitError() << "piper-build-dag: @" << fn.getSymName()
+                          << " has several blocks";
+  MLIRContext *ctx = fn.getContext();
+  Block &entry = fn.getBody().front();
+  auto returnOp = cast<func::ReturnOp>(entry.getTerminator());
+  OpBuilder moduleBuilder(fn);
+  moduleBuilder.setInsertionPointAfter(fn);
+  SymbolTable symbols(fn->getParentOp());
+
+  // Group the top level into units: a chunk, or a maximal run of loose
+  // non-constant ops of one pass. Constants are not units.
+  struct Unit {
+    SmallVector<Operation *> ops;
+    PassKind pass;
+    DictionaryAttr tags;
+    Location loc;
+  };
+  SmallVector<Unit> units;
+  for (Operation &op : entry.without_terminator()) {
+    if (auto chunk = dyn_cast<AnnotateOp>(op)) {
+      units.push_back({{chunk},
+                       chunk.getPass().value_or(PassKind::F),
+                       chunk.getTags(),
+                       chunk.getLoc()});
+      continue;
+    }
+    if (op.hasTrait<OpTrait::ConstantLike>())
+      continue;
+    auto passAttr =
+        op.getAttrOfType<PassKindAttr>(PiperDialect::getPassAttrName());
+    PassKind pass = passAttr ? passAttr.getValue() : PassKind::F;
+    if (!units.empty() && units.back().tags.empty() &&
+        !isa<AnnotateOp>(units.back().ops.front()) &&
+        units.back().pass == pass) {
+      units.back().ops.push_back(&op);
+      continue;
+    }
+    units.push_back({{&op}, pass, DictionaryAttr::get(ctx), op.getLoc()});
+  }
+
+  // Outline each unit; the task replaces it in the function body.
+  llvm::StringMap<unsigned> nameCount;
+  SmallVector<TaskOp> tasks;
+  for (Unit &unit : units) {
+    // Results used outside the unit, and values it uses from outside.
+    DenseSet<Operation *> inside(unit.ops.begin(), unit.ops.end());
+    SmallVector<Value> outputs;
+    for (Operation *op : unit.ops)
+      for (Value result : op->getResults())
+        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return !inside.contains(user);
+            }))
+          outputs.push_back(result);
+    llvm::SetVector<Value> captured;
+    for (Operation *op : unit.ops)
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          bool local = def && (inside.contains(def) ||
+                               llvm::any_of(unit.ops, [&](Operation *u) {
+                                 return u->isProperAncestor(def);
+                               }));
+          if (!local)
+            captured.insert(operand);
+        }
+      });
+    SmallVector<Value> inputs;
+    SmallVector<Value> constants;
+    for (Value value : captured) {
+      Operation *def = value.getDefiningOp();
+      if (def && def->hasTrait<OpTrait::ConstantLike>())
+        constants.push_back(value);
+      else
+        inputs.push_back(value);
+    }
+
+    std::string base = bodyName(fn.getSymName(), unit.pass, unit.tags);
+    std::string name = nodeName(unit.pass, unit.tags);
+    if (unsigned n = nameCount[name]++) {
+      base += "." + std::to_string(n);
+      name += "#" + std::to_string(n);
+    }
+    auto body = func::FuncOp::create(
+        moduleBuilder, unit.loc, base,
+        FunctionType::get(ctx, ValueRange(inputs).getTypes(),
+                          ValueRange(outputs).getTypes()));
+    body.setPrivate();
+    symbols.insert(body); // uniquifies the symbol if needed
+    Block *bodyBlock = body.addEntryBlock();
+    OpBuilder b = OpBuilder::atBlockEnd(bodyBlock);
+    IRMapping mapping;
+    for (auto [value, arg] : llvm::zip(inputs, bodyBlock->getArguments()))
+      mapping.map(value, arg);
+    for (Value constant : constants)
+      mapping.map(constant, b.clone(*constant.getDefiningOp())->getResult(0));
+    for (Operation *op : unit.ops)
+      b.clone(*op, mapping);
+    SmallVector<Value> returned;
+    for (Value output : outputs) {
+      // A chunk's results are its yield's operands inside the body.
+      if (auto chunk = dyn_cast<AnnotateOp>(output.getDefiningOp()))
+        returned.push_back(mapping.lookup(output));
+      else
+        returned.push_back(mapping.lookup(output));
+    }
+    func::ReturnOp::create(b, unit.loc, returned);
+
+    OpBuilder taskBuilder(unit.ops.front());
+    auto task = TaskOp::create(
+        taskBuilder, unit.loc, ValueRange(outputs).getTypes(),
+        b.getStringAttr(name), FlatSymbolRefAttr::get(body), inputs, unit.tags,
+        PassKindAttr::get(ctx, unit.pass), b.getStrArrayAttr({}));
+    for (auto [output, result] : llvm::zip(outputs, task.getOutputs()))
+      output.replaceAllUsesWith(result);
+    for (Operation *op : llvm::reverse(unit.ops))
+      op->erase();
+    tasks.push_back(task);
+  }
+
+  // Wrap the tasks in a DAG whose results are the function's.
+  OpBuilder b(returnOp);
+  auto dag = DAGOp::create(b, fn.getLoc(), returnOp.getOperandTypes());
+  Block *dagBlock = b.createBlock(&dag.getBody());
+  for (TaskOp task : tasks)
+    task->moveBefore(dagBlock, dagBlock->end());
+  b.setInsertionPointToEnd(dagBlock);
+  DAGYieldOp::create(b, fn.getLoc(), returnOp.getOperands());
+  returnOp->setOperands(dag.getResults());
+  // Constants no task captured any more are dead.
+  for (Operation &op : llvm::make_early_inc_range(entry))
+    if (op.hasTrait<OpTrait::ConstantLike>() && op.use_empty())
+      op.erase();
+  return success();
+}
+
+} // namespace
