@@ -91,7 +91,25 @@ mlir::piper::analyzeArguments(func::FuncOp fn) {
     } else if (isa<IntegerType, IndexType>(type.getElementType())) {
       info.kind = ArgumentInfo::Kind::IndexData;
       std::optional<UseBound> tightest;
-      for (OpOperand &use : arg.getUses()) {
+      // Uses through DAG tasks are uses of the callee's argument.
+      SmallVector<OpOperand *> uses;
+      SmallVector<Value> values{arg};
+      while (!values.empty()) {
+        Value value = values.pop_back_val();
+        for (OpOperand &use : value.getUses()) {
+          auto task = dyn_cast<TaskOp>(use.getOwner());
+          if (!task) {
+            uses.push_back(&use);
+            continue;
+          }
+          auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+              task, task.getCalleeAttr());
+          if (callee && !callee.isExternal())
+            values.push_back(callee.getArgument(use.getOperandNumber()));
+        }
+      }
+      for (OpOperand *usePtr : uses) {
+        OpOperand &use = *usePtr;
         if (isa<VJPOp>(use.getOwner()))
           continue;
         std::optional<UseBound> bound = boundOfUse(use);

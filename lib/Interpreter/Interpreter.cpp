@@ -26,8 +26,11 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <set>
 
 #include <string>
 
@@ -144,7 +147,8 @@ bool isForwardOp(Operation *op) {
 
 /// Checks one op of the function body for `create`.
 LogicalResult checkSupported(Operation *op) {
-  if (isa<AnnotateOp, YieldOp, func::ReturnOp>(op) || isForwardOp(op)) {
+  if (isa<AnnotateOp, YieldOp, func::ReturnOp, DAGOp, DAGYieldOp, TaskOp>(op) ||
+      isForwardOp(op)) {
     // Types are checked below.
   } else if (auto vjp = dyn_cast<VJPOp>(op)) {
     if (!differentiableOpNames().contains(vjp.getOp()))
@@ -170,8 +174,8 @@ LogicalResult checkSupported(Operation *op) {
     return op->emitError()
            << "unsupported operation '" << op->getName()
            << "': the interpreter runs piper NN ops, piper.vjp, "
-              "piper.annotate, optimizer updates, arith.constant and "
-              "func.return";
+              "piper.annotate, optimizer updates, piper.dag tasks, "
+              "arith.constant and func.return";
   }
   for (Type type : op->getResultTypes())
     if (kindOf(type) == ValueKind::Unsupported)
@@ -208,6 +212,7 @@ public:
 
 private:
   LogicalResult execute(Operation &op, SmallVectorImpl<RuntimeValue> &results);
+  LogicalResult runDAG(DAGOp dag, SmallVectorImpl<RuntimeValue> &results);
   LogicalResult executeConstant(arith::ConstantOp op,
                                 SmallVectorImpl<RuntimeValue> &results);
   LogicalResult executeVJP(VJPOp op, SmallVectorImpl<RuntimeValue> &results);
@@ -278,6 +283,9 @@ Executor::runBlock(Block &block,
     if (auto annotate = dyn_cast<AnnotateOp>(op)) {
       if (failed(runBlock(annotate.getBody().front(), results)))
         return failure();
+    } else if (auto dag = dyn_cast<DAGOp>(op)) {
+      if (failed(runDAG(dag, results)))
+        return failure();
     } else if (failed(execute(op, results))) {
       return failure();
     }
@@ -298,6 +306,66 @@ Executor::runBlock(Block &block,
     }
   }
   return block.getParentOp()->emitError() << "block without terminator";
+}
+
+/// Runs the nodes of a DAG in an order that respects its data edges and its
+/// temporal edges (Kahn's algorithm; ties in IR order, so runs repeat
+/// exactly), each task calling its outlined body in a fresh scope.
+LogicalResult Executor::runDAG(DAGOp dag,
+                               SmallVectorImpl<RuntimeValue> &results) {
+  Block &block = dag.getBody().front();
+  SmallVector<TaskOp> tasks = llvm::to_vector(block.getOps<TaskOp>());
+  DenseMap<Operation *, unsigned> indexOf;
+  llvm::StringMap<unsigned> byName;
+  for (auto [i, task] : llvm::enumerate(tasks)) {
+    indexOf[task] = i;
+    byName[task.getName()] = i;
+  }
+  std::vector<SmallVector<unsigned>> successors(tasks.size());
+  std::vector<unsigned> pending(tasks.size(), 0);
+  for (auto [i, task] : llvm::enumerate(tasks)) {
+    SmallVector<unsigned> preds;
+    for (Value input : task.getInputs())
+      if (auto it = indexOf.find(input.getDefiningOp()); it != indexOf.end())
+        preds.push_back(it->second);
+    for (StringRef before : task.getAfter().getAsValueRange<StringAttr>())
+      preds.push_back(byName.lookup(before));
+    for (unsigned p : preds) {
+      successors[p].push_back(i);
+      ++pending[i];
+    }
+  }
+  std::set<unsigned> ready;
+  for (unsigned i = 0; i < tasks.size(); ++i)
+    if (pending[i] == 0)
+      ready.insert(i);
+  unsigned done = 0;
+  while (!ready.empty()) {
+    unsigned i = *ready.begin();
+    ready.erase(ready.begin());
+    TaskOp task = tasks[i];
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        task, task.getCalleeAttr());
+    Executor body(precision);
+    for (auto [arg, input] : llvm::zip(callee.getArguments(), task.getInputs()))
+      body.bind(arg, lookup(input));
+    SmallVector<RuntimeValue> outputs;
+    if (failed(body.runBlock(callee.getBody().front(), outputs)))
+      return task.emitError()
+             << "piper-interp: in node '" << task.getName() << "'";
+    for (auto [result, value] : llvm::zip(task.getOutputs(), outputs))
+      bind(result, std::move(value));
+    ++done;
+    for (unsigned s : successors[i])
+      if (--pending[s] == 0)
+        ready.insert(s);
+  }
+  if (done != tasks.size())
+    return dag.emitError() << "piper-interp: the DAG's edges form a cycle; "
+                           << tasks.size() - done << " nodes never ran";
+  for (Value operand : block.getTerminator()->getOperands())
+    results.push_back(lookup(operand));
+  return success();
 }
 
 LogicalResult
@@ -749,12 +817,31 @@ FailureOr<Interpreter> Interpreter::create(func::FuncOp fn,
              << "piper-interp: argument #" << arg.getArgNumber() << " of @"
              << fn.getSymName() << " has type " << arg.getType()
              << "; expected a ranked tensor of floats or integers";
-  WalkResult walk = fn.getBody().walk([](Operation *op) {
-    return failed(checkSupported(op)) ? WalkResult::interrupt()
-                                      : WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
-    return failure();
+  // The function and every body its DAG tasks call (transitively).
+  SmallVector<func::FuncOp> worklist{fn};
+  DenseSet<Operation *> seen{fn};
+  while (!worklist.empty()) {
+    func::FuncOp current = worklist.pop_back_val();
+    WalkResult walk = current.getBody().walk([&](Operation *op) {
+      if (failed(checkSupported(op)))
+        return WalkResult::interrupt();
+      if (auto task = dyn_cast<TaskOp>(op)) {
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            task, task.getCalleeAttr());
+        if (!callee || callee.isExternal() || !callee.getBody().hasOneBlock()) {
+          task.emitError() << "piper-interp: node '" << task.getName()
+                           << "' calls " << task.getCalleeAttr()
+                           << ", which has no single-block body to run";
+          return WalkResult::interrupt();
+        }
+        if (seen.insert(callee).second)
+          worklist.push_back(callee);
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
   return Interpreter(fn, precision);
 }
 

@@ -21,6 +21,12 @@ using namespace mlir::piper;
 RegionKind DAGOp::getRegionKind(unsigned index) { return RegionKind::Graph; }
 
 LogicalResult DAGOp::verify() {
+  // Nodes only: computation lives in the outlined bodies, so that every
+  // piece of work is something directives can select and place.
+  for (Operation &op : getBody().front().without_terminator())
+    if (!isa<TaskOp>(op))
+      return op.emitOpError()
+             << "is inside a piper.dag, which holds only nodes (piper.task)";
   llvm::StringMap<TaskOp> tasks;
   for (auto task : getBody().getOps<TaskOp>()) {
     auto [it, inserted] = tasks.try_emplace(task.getName(), task);

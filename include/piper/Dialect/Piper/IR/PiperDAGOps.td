@@ -39,6 +39,7 @@ def Piper_DAGOp : Piper_Op<"dag", [
     ```
 
     **Constraints:**
+    - The region holds only nodes (`piper.task`) and the terminator.
     - Node names are unique within the DAG.
     - Every `after` entry names a node of the DAG other than the node itself.
     - The yielded types are the result types.
