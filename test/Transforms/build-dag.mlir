@@ -1,5 +1,7 @@
 // RUN: piper-opt %s --piper-autodiff --piper-optimizer="optimizer=sgd lr=0.1" --piper-build-dag | FileCheck %s
 // RUN: piper-opt %s --piper-autodiff --piper-optimizer="optimizer=sgd lr=0.1" --piper-build-dag | piper-opt | FileCheck %s
+// RUN: piper-opt %s --piper-autodiff --piper-optimizer="optimizer=sgd lr=0.1" --piper-build-dag --piper-print-summary -o /dev/null | FileCheck %s --check-prefix=SUMMARY
+// SUMMARY: dag: 8 nodes (BI 2, BW 2, F 2, UPD 2), 10 data edges, 0 temporal edges
 // One task per top-level chunk, each calling its outlined body; saved
 // activations and cotangents are the data edges between tasks.
 

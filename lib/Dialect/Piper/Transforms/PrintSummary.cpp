@@ -21,6 +21,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+
 namespace mlir::piper {
 #define GEN_PASS_DEF_PIPERPRINTSUMMARY
 #include "piper/Dialect/Piper/Transforms/Passes.h.inc"
@@ -154,6 +156,25 @@ void printChunks(llvm::raw_ostream &os, Region &region, unsigned depth) {
   }
 }
 
+/// Prints the size of a training DAG: nodes per pass and edges.
+void printDAG(llvm::raw_ostream &os, DAGOp dag) {
+  std::map<StringRef, unsigned> perPass;
+  unsigned nodes = 0, dataEdges = 0, temporalEdges = 0;
+  for (auto task : dag.getBody().getOps<TaskOp>()) {
+    ++nodes;
+    ++perPass[stringifyPassKind(task.getPass())];
+    for (Value input : task.getInputs())
+      dataEdges += isa_and_nonnull<TaskOp>(input.getDefiningOp());
+    temporalEdges += task.getAfter().size();
+  }
+  os << "  dag: " << nodes << (nodes == 1 ? " node" : " nodes") << " (";
+  llvm::interleaveComma(perPass, os, [&](auto &entry) {
+    os << entry.first << " " << entry.second;
+  });
+  os << "), " << dataEdges << " data edges, " << temporalEdges
+     << " temporal edges\n";
+}
+
 struct PrintSummaryPass
     : public piper::impl::PiperPrintSummaryBase<PrintSummaryPass> {
   void runOnOperation() override {
@@ -178,6 +199,7 @@ struct PrintSummaryPass
           printPlacement(os, fn, "result " + Twine(i), fn.getResultTypes()[i],
                          placement);
       printChunks(os, fn.getFunctionBody(), 1);
+      fn.getFunctionBody().walk([&](DAGOp dag) { printDAG(os, dag); });
     });
     os.flush();
     markAllAnalysesPreserved();
