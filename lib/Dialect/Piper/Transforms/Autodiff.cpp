@@ -294,18 +294,9 @@ LogicalResult Differentiator::run() {
     recorder.path.clear();
     if (auto it = cotangents.find(param); it != cotangents.end()) {
       std::optional<ChunkPath> common;
-      for (Value part : it->second) {
-        Operation *def = part.getDefiningOp();
-        const ChunkPath &path = recorder.paths.lookup(def);
-        if (!common) {
-          common = path;
-          continue;
-        }
-        size_t n = 0;
-        while (n < common->size() && n < path.size() && (*common)[n] == path[n])
-          ++n;
-        common->resize(n);
-      }
+      for (Value part : it->second)
+        narrowToCommonPrefix(common,
+                             recorder.paths.lookup(part.getDefiningOp()));
       recorder.path = common.value_or(ChunkPath());
     }
     Value gradient = getCotangent(param);

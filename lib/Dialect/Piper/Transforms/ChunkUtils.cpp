@@ -14,6 +14,18 @@
 using namespace mlir;
 using namespace mlir::piper;
 
+void mlir::piper::narrowToCommonPrefix(std::optional<ChunkPath> &common,
+                                       ArrayRef<AnnotateOp> path) {
+  if (!common) {
+    common = ChunkPath(path.begin(), path.end());
+    return;
+  }
+  size_t n = 0;
+  while (n < common->size() && n < path.size() && (*common)[n] == path[n])
+    ++n;
+  common->resize(n);
+}
+
 AnnotateOp mlir::piper::wrapInChunk(ArrayRef<Operation *> ops,
                                     AnnotateOp forward, PassKind pass) {
   DenseSet<Operation *> inside(ops.begin(), ops.end());

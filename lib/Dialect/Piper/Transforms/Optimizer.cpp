@@ -51,14 +51,7 @@ ChunkPath updatePathOf(BlockArgument param) {
           return c.getPass().value_or(PassKind::F) != PassKind::F;
         }))
       continue;
-    if (!common) {
-      common = path;
-      continue;
-    }
-    size_t n = 0;
-    while (n < common->size() && n < path.size() && (*common)[n] == path[n])
-      ++n;
-    common->resize(n);
+    narrowToCommonPrefix(common, path);
   }
   return common.value_or(ChunkPath());
 }

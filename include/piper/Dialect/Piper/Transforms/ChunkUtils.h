@@ -20,10 +20,18 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <optional>
+
 namespace mlir::piper {
 
 /// The forward chunks enclosing an op, outermost first.
 using ChunkPath = SmallVector<AnnotateOp>;
+
+/// Narrows `common` to its longest common prefix with `path`; an empty
+/// `common` becomes `path`. Folding all paths of a value's uses gives the
+/// innermost chunk containing all of them.
+void narrowToCommonPrefix(std::optional<ChunkPath> &common,
+                          ArrayRef<AnnotateOp> path);
 
 /// Wraps `ops` (contiguous in one block, in order) in `piper.annotate` with
 /// the tags of `forward` and `pass`; values used after the new chunk are
