@@ -65,8 +65,14 @@ static bool sameValue(Attribute a, Attribute b) {
 }
 
 bool TagFilter::matches(AnnotateOp chunk) const {
-  SmallVector<NamedAttribute> tags = chunk.getAllTags();
-  PassKind pass = chunk.getPass().value_or(PassKind::F);
+  return matches(chunk.getAllTags(), chunk.getPass().value_or(PassKind::F));
+}
+
+bool TagFilter::matches(TaskOp task) const {
+  return matches(task.getTags().getValue(), task.getPass());
+}
+
+bool TagFilter::matches(ArrayRef<NamedAttribute> tags, PassKind pass) const {
   for (NamedAttribute entry : filter) {
     StringRef key = entry.getName().getValue();
     auto string = dyn_cast<StringAttr>(entry.getValue());
@@ -89,6 +95,15 @@ bool TagFilter::matches(AnnotateOp chunk) const {
       return false;
   }
   return true;
+}
+
+SmallVector<TaskOp> TagFilter::collectNodes(Operation *root) const {
+  SmallVector<TaskOp> found;
+  root->walk([&](TaskOp task) {
+    if (matches(task))
+      found.push_back(task);
+  });
+  return found;
 }
 
 SmallVector<AnnotateOp> TagFilter::collect(Operation *root) const {

@@ -50,6 +50,40 @@ void MatchChunksOp::getEffects(
 }
 
 //===----------------------------------------------------------------------===//
+// MatchNodesOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatchNodesOp::verify() {
+  return TagFilter::get(getFilter(), [&]() { return emitOpError(); });
+}
+
+DiagnosedSilenceableFailure
+MatchNodesOp::apply(transform::TransformRewriter &rewriter,
+                    transform::TransformResults &results,
+                    transform::TransformState &state) {
+  FailureOr<TagFilter> filter =
+      TagFilter::get(getFilter(), [&]() { return emitOpError(); });
+  if (failed(filter))
+    return DiagnosedSilenceableFailure::definiteFailure();
+  SmallVector<Operation *> nodes;
+  for (Operation *root : state.getPayloadOps(getRoot()))
+    for (TaskOp task : filter->collectNodes(root))
+      nodes.push_back(task);
+  if (nodes.empty())
+    return emitSilenceableError()
+           << "filter " << getFilter() << " matches no DAG node";
+  results.set(cast<OpResult>(getNodes()), nodes);
+  return DiagnosedSilenceableFailure::success();
+}
+
+void MatchNodesOp::getEffects(
+    SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
+  transform::onlyReadsHandle(getRootMutable(), effects);
+  transform::producesHandle(getOperation()->getOpResults(), effects);
+  transform::onlyReadsPayload(effects);
+}
+
+//===----------------------------------------------------------------------===//
 // Extension
 //===----------------------------------------------------------------------===//
 

@@ -31,12 +31,21 @@ public:
   static FailureOr<TagFilter> get(DictionaryAttr filter,
                                   function_ref<InFlightDiagnostic()> emitError);
 
+  /// Whether a node or chunk with these tags and this pass matches.
+  bool matches(ArrayRef<NamedAttribute> tags, PassKind pass) const;
+
   /// Whether the chunk `chunk` (with its enclosing tags) matches.
   bool matches(AnnotateOp chunk) const;
+
+  /// Whether the DAG node `task` matches.
+  bool matches(TaskOp task) const;
 
   /// The outermost chunks under `root` that match, in pre-order: a chunk
   /// nested in a matched chunk is part of it, not a separate match.
   SmallVector<AnnotateOp> collect(Operation *root) const;
+
+  /// The DAG nodes under `root` that match, in IR order.
+  SmallVector<TaskOp> collectNodes(Operation *root) const;
 
   DictionaryAttr getAttr() const { return filter; }
 

@@ -57,4 +57,40 @@ def MatchChunksOp : Op<Transform_Dialect, "piper.match_chunks", [
   let cppNamespace = "::mlir::piper";
 }
 
+def MatchNodesOp : Op<Transform_Dialect, "piper.match_nodes", [
+    DeclareOpInterfaceMethods<TransformOpInterface>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "selects nodes of the global training DAG by a tag filter";
+  let description = [{
+    Returns a handle to the `piper.task` nodes under the payload of `root`
+    whose tags and pass match `filter`, in IR order, with the same filter
+    semantics as `transform.piper.match_chunks` (a node's tags are its
+    chunk's; `PASS = "B"` matches BI and BW nodes). The DAG directives act
+    on these handles.
+
+    Example:
+
+    ```mlir
+    %bw = transform.piper.match_nodes {PP = "*", PASS = "BW"} in %module
+        : (!transform.any_op) -> !transform.any_op
+    ```
+
+    #### Return modes
+
+    Emits a silenceable failure naming the filter when it matches no node.
+    Only reads the payload and the `root` handle.
+
+    **Constraints:**
+    - As for `transform.piper.match_chunks`.
+  }];
+  let arguments = (ins TransformHandleTypeInterface:$root,
+                       DictionaryAttr:$filter);
+  let results = (outs TransformHandleTypeInterface:$nodes);
+  let assemblyFormat = [{
+    $filter `in` $root attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let cppNamespace = "::mlir::piper";
+}
+
 #endif // PIPER_TRANSFORMOPS_PIPERTRANSFORMOPS_TD
