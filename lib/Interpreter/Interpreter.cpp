@@ -147,7 +147,8 @@ bool isForwardOp(Operation *op) {
 
 /// Checks one op of the function body for `create`.
 LogicalResult checkSupported(Operation *op) {
-  if (isa<AnnotateOp, YieldOp, func::ReturnOp, DAGOp, DAGYieldOp, TaskOp>(op) ||
+  if (isa<AnnotateOp, YieldOp, func::ReturnOp, DAGOp, DAGYieldOp, TaskOp,
+          TransferOp>(op) ||
       isForwardOp(op)) {
     // Types are checked below.
   } else if (auto vjp = dyn_cast<VJPOp>(op)) {
@@ -174,7 +175,7 @@ LogicalResult checkSupported(Operation *op) {
     return op->emitError()
            << "unsupported operation '" << op->getName()
            << "': the interpreter runs piper NN ops, piper.vjp, "
-              "piper.annotate, optimizer updates, piper.dag tasks, "
+              "piper.annotate, optimizer updates, piper.dag nodes, "
               "arith.constant and func.return";
   }
   for (Type type : op->getResultTypes())
@@ -314,55 +315,65 @@ Executor::runBlock(Block &block,
 LogicalResult Executor::runDAG(DAGOp dag,
                                SmallVectorImpl<RuntimeValue> &results) {
   Block &block = dag.getBody().front();
-  SmallVector<TaskOp> tasks = llvm::to_vector(block.getOps<TaskOp>());
+  SmallVector<Operation *> nodes;
+  for (Operation &op : block.without_terminator())
+    nodes.push_back(&op);
   DenseMap<Operation *, unsigned> indexOf;
   llvm::StringMap<unsigned> byName;
-  for (auto [i, task] : llvm::enumerate(tasks)) {
-    indexOf[task] = i;
-    byName[task.getName()] = i;
+  for (auto [i, node] : llvm::enumerate(nodes)) {
+    indexOf[node] = i;
+    if (auto task = dyn_cast<TaskOp>(node))
+      byName[task.getName()] = i;
   }
-  std::vector<SmallVector<unsigned>> successors(tasks.size());
-  std::vector<unsigned> pending(tasks.size(), 0);
-  for (auto [i, task] : llvm::enumerate(tasks)) {
+  std::vector<SmallVector<unsigned>> successors(nodes.size());
+  std::vector<unsigned> pending(nodes.size(), 0);
+  for (auto [i, node] : llvm::enumerate(nodes)) {
     SmallVector<unsigned> preds;
-    for (Value input : task.getInputs())
+    for (Value input : node->getOperands())
       if (auto it = indexOf.find(input.getDefiningOp()); it != indexOf.end())
         preds.push_back(it->second);
-    for (StringRef before : task.getAfter().getAsValueRange<StringAttr>())
-      preds.push_back(byName.lookup(before));
+    if (auto task = dyn_cast<TaskOp>(node))
+      for (StringRef before : task.getAfter().getAsValueRange<StringAttr>())
+        preds.push_back(byName.lookup(before));
     for (unsigned p : preds) {
       successors[p].push_back(i);
       ++pending[i];
     }
   }
   std::set<unsigned> ready;
-  for (unsigned i = 0; i < tasks.size(); ++i)
+  for (unsigned i = 0; i < nodes.size(); ++i)
     if (pending[i] == 0)
       ready.insert(i);
   unsigned done = 0;
   while (!ready.empty()) {
     unsigned i = *ready.begin();
     ready.erase(ready.begin());
-    TaskOp task = tasks[i];
-    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-        task, task.getCalleeAttr());
-    Executor body(precision);
-    for (auto [arg, input] : llvm::zip(callee.getArguments(), task.getInputs()))
-      body.bind(arg, lookup(input));
-    SmallVector<RuntimeValue> outputs;
-    if (failed(body.runBlock(callee.getBody().front(), outputs)))
-      return task.emitError()
-             << "piper-interp: in node '" << task.getName() << "'";
-    for (auto [result, value] : llvm::zip(task.getOutputs(), outputs))
-      bind(result, std::move(value));
+    if (auto transfer = dyn_cast<TransferOp>(nodes[i])) {
+      // Moving a value between device groups does not change it.
+      bind(transfer.getResult(), lookup(transfer.getValue()));
+    } else {
+      auto task = cast<TaskOp>(nodes[i]);
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          task, task.getCalleeAttr());
+      Executor body(precision);
+      for (auto [arg, input] :
+           llvm::zip(callee.getArguments(), task.getInputs()))
+        body.bind(arg, lookup(input));
+      SmallVector<RuntimeValue> outputs;
+      if (failed(body.runBlock(callee.getBody().front(), outputs)))
+        return task.emitError()
+               << "piper-interp: in node '" << task.getName() << "'";
+      for (auto [result, value] : llvm::zip(task.getOutputs(), outputs))
+        bind(result, std::move(value));
+    }
     ++done;
     for (unsigned s : successors[i])
       if (--pending[s] == 0)
         ready.insert(s);
   }
-  if (done != tasks.size())
+  if (done != nodes.size())
     return dag.emitError() << "piper-interp: the DAG's edges form a cycle; "
-                           << tasks.size() - done << " nodes never ran";
+                           << nodes.size() - done << " nodes never ran";
   for (Value operand : block.getTerminator()->getOperands())
     results.push_back(lookup(operand));
   return success();

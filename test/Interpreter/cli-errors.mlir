@@ -41,7 +41,7 @@
 // An op the interpreter cannot run (autodiff needs no rule for it, since it
 // does not depend on a parameter).
 // RUN: not piper-interp %t/unsupported.mlir 2>&1 | FileCheck %s --check-prefix=BADOP
-// BADOP: unsupported.mlir:3:8: error: unsupported operation 'math.exp': the interpreter runs piper NN ops, piper.vjp, piper.annotate, optimizer updates, piper.dag tasks, arith.constant and func.return
+// BADOP: unsupported.mlir:3:8: error: unsupported operation 'math.exp': the interpreter runs piper NN ops, piper.vjp, piper.annotate, optimizer updates, piper.dag nodes, arith.constant and func.return
 
 // A failing kernel: the op's location and the kernel's message.
 // RUN: not piper-interp %t/kernel-error.mlir 2>&1 | FileCheck %s --check-prefix=KERNEL

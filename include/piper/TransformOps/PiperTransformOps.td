@@ -93,4 +93,48 @@ def MatchNodesOp : Op<Transform_Dialect, "piper.match_nodes", [
   let cppNamespace = "::mlir::piper";
 }
 
+def PlaceOp : Op<Transform_Dialect, "piper.place", [
+    DeclareOpInterfaceMethods<TransformOpInterface>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "places DAG nodes on a device group of a mesh";
+  let description = [{
+    Sets the device group of the `piper.task` nodes in `nodes` to the mesh
+    coordinates `devices` (axis -> coordinate, e.g. `{pp = 1}`); axes not
+    named stay symmetric: every coordinate along them runs the node, so
+    data/expert/tensor replicas are never expanded. Every data edge between
+    two placed nodes on different groups then gets a `piper.transfer` node
+    (a send/recv pair) on the stream `stream`; one transfer serves all
+    consumers of a value in the same group. Returns the transfers created.
+
+    Example:
+
+    ```mlir
+    %s1 = transform.piper.match_nodes {PP = 1} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %xfers = transform.piper.place %s1 on @mesh {pp = 1} stream "pp"
+        : (!transform.any_op) -> !transform.any_op
+    ```
+
+    #### Return modes
+
+    Fails (definitely) when the mesh or an axis does not exist, a coordinate
+    is out of range, a payload op is not a DAG node, or a node is already
+    placed elsewhere (conflicting directives); each diagnostic names the
+    node or axis. Modifies the payload; only reads the `nodes` handle.
+
+    **Constraints:**
+    - `devices` maps axis names to non-negative integers.
+  }];
+  let arguments = (ins TransformHandleTypeInterface:$nodes,
+                       FlatSymbolRefAttr:$mesh, DictionaryAttr:$devices,
+                       DefaultValuedStrAttr<StrAttr, "pp">:$stream);
+  let results = (outs TransformHandleTypeInterface:$transfers);
+  let assemblyFormat = [{
+    $nodes `on` $mesh $devices (`stream` $stream^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let cppNamespace = "::mlir::piper";
+}
+
 #endif // PIPER_TRANSFORMOPS_PIPERTRANSFORMOPS_TD

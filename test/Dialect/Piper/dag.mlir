@@ -34,3 +34,17 @@ func.func @empty() {
   }
   return
 }
+
+// A placed DAG: devices on tasks and a transfer between the groups.
+// CHECK-LABEL: func.func @placed(
+// CHECK:         piper.task "F{PP=0}" @body(%{{.*}}) {devices = {pp = 0 : i64}, pass = #piper<pass F>, tags = {PP = 0 : i64}}
+// CHECK-NEXT:    piper.transfer "F{PP=0}#0->{pp=1}" %{{.*}} from {pp = 0 : i64} to {pp = 1 : i64} stream "pp" : tensor<4xf32>
+func.func @placed(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = piper.dag -> tensor<4xf32> {
+    %a = piper.task "F{PP=0}" @body(%x) {tags = {PP = 0}, pass = #piper<pass F>, devices = {pp = 0}} : (tensor<4xf32>) -> tensor<4xf32>
+    %t = piper.transfer "F{PP=0}#0->{pp=1}" %a from {pp = 0} to {pp = 1} stream "pp" : tensor<4xf32>
+    %b = piper.task "F{PP=1}" @body(%t) {tags = {PP = 1}, pass = #piper<pass F>, devices = {pp = 1}} : (tensor<4xf32>) -> tensor<4xf32>
+    piper.dag_yield %b : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

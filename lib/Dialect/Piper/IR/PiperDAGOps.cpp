@@ -24,20 +24,25 @@ LogicalResult DAGOp::verify() {
   // Nodes only: computation lives in the outlined bodies, so that every
   // piece of work is something directives can select and place.
   for (Operation &op : getBody().front().without_terminator())
-    if (!isa<TaskOp>(op))
-      return op.emitOpError()
-             << "is inside a piper.dag, which holds only nodes (piper.task)";
-  llvm::StringMap<TaskOp> tasks;
-  for (auto task : getBody().getOps<TaskOp>()) {
-    auto [it, inserted] = tasks.try_emplace(task.getName(), task);
+    if (!isa<TaskOp, TransferOp>(op))
+      return op.emitOpError() << "is inside a piper.dag, which holds only "
+                                 "nodes (piper.task, piper.transfer)";
+  llvm::StringMap<Operation *> names;
+  for (Operation &op : getBody().front().without_terminator()) {
+    StringRef name = isa<TaskOp>(op) ? cast<TaskOp>(op).getName()
+                                     : cast<TransferOp>(op).getName();
+    auto [it, inserted] = names.try_emplace(name, &op);
     if (!inserted) {
-      InFlightDiagnostic diag = task.emitOpError()
-                                << "has the name '" << task.getName()
+      InFlightDiagnostic diag = op.emitOpError()
+                                << "has the name '" << name
                                 << "' of another node of the DAG";
-      diag.attachNote(it->second.getLoc()) << "the other node";
+      diag.attachNote(it->second->getLoc()) << "the other node";
       return diag;
     }
   }
+  llvm::StringMap<TaskOp> tasks;
+  for (auto task : getBody().getOps<TaskOp>())
+    tasks[task.getName()] = task;
   for (auto task : getBody().getOps<TaskOp>()) {
     for (StringRef before : task.getAfter().getAsValueRange<StringAttr>()) {
       if (before == task.getName())
@@ -69,5 +74,16 @@ LogicalResult TaskOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (TypeRange(callee.getArgumentTypes()) != getInputs().getTypes() ||
       TypeRange(callee.getResultTypes()) != getOutputs().getTypes())
     return emitOpError() << "types differ from those of " << getCalleeAttr();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TransferOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransferOp::verify() {
+  if (getFrom() == getTo())
+    return emitOpError() << "moves a value from " << getFrom()
+                         << " to the same devices";
   return success();
 }

@@ -203,7 +203,8 @@ LogicalResult BuildDAGPass::build(func::FuncOp fn) {
     auto task = TaskOp::create(
         taskBuilder, unit.loc, ValueRange(outputs).getTypes(),
         b.getStringAttr(name), FlatSymbolRefAttr::get(body), inputs, unit.tags,
-        PassKindAttr::get(ctx, unit.pass), b.getStrArrayAttr({}));
+        PassKindAttr::get(ctx, unit.pass), b.getStrArrayAttr({}),
+        /*devices=*/DictionaryAttr());
     for (auto [output, result] : llvm::zip(outputs, task.getOutputs()))
       output.replaceAllUsesWith(result);
     for (Operation *op : llvm::reverse(unit.ops))

@@ -180,7 +180,8 @@ LogicalResult OptimizerPass::updateFunction(func::FuncOp fn) {
   for (auto [u, update] : llvm::enumerate(updates)) {
     recorder.path = &update.path;
     Location loc = update.param.getLoc();
-    auto state = [&](unsigned s) { return stateArgs[{unsigned(u), s}]; };
+    unsigned index = u;
+    auto state = [&](unsigned s) { return stateArgs[{index, s}]; };
     SmallVector<Value> outs;
     if (adamw) {
       Value one = arith::ConstantOp::create(

@@ -39,7 +39,8 @@ def Piper_DAGOp : Piper_Op<"dag", [
     ```
 
     **Constraints:**
-    - The region holds only nodes (`piper.task`) and the terminator.
+    - The region holds only nodes (`piper.task`, `piper.transfer`) and the
+      terminator.
     - Node names are unique within the DAG.
     - Every `after` entry names a node of the DAG other than the node itself.
     - The yielded types are the result types.
@@ -89,6 +90,11 @@ def Piper_TaskOp : Piper_Op<"task", [
         : (tensor<2x4xf64>, tensor<2x4xf64>) -> tensor<2x4xf64>
     ```
 
+    `devices`, set by `transform.piper.place`, is the device group the node
+    runs on: mesh axis -> coordinate (`{pp = 1}`); axes it does not name are
+    symmetric (every coordinate runs the same node), so replicas are never
+    expanded.
+
     **Constraints:**
     - `callee` is a `func.func` in the enclosing module whose argument and
       result types are the task's operand and result types.
@@ -96,11 +102,44 @@ def Piper_TaskOp : Piper_Op<"task", [
   let arguments = (ins StrAttr:$name, FlatSymbolRefAttr:$callee,
                        Variadic<AnyType>:$inputs, DictionaryAttr:$tags,
                        Piper_PassKindAttr:$pass,
-                       DefaultValuedAttr<StrArrayAttr, "{}">:$after);
+                       DefaultValuedAttr<StrArrayAttr, "{}">:$after,
+                       OptionalAttr<DictionaryAttr>:$devices);
   let results = (outs Variadic<AnyType>:$outputs);
   let assemblyFormat = [{
     $name $callee `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)
   }];
+}
+
+def Piper_TransferOp : Piper_Op<"transfer", [
+    Pure, AllTypesMatch<["value", "result"]>, HasParent<"DAGOp">]> {
+  let summary = "a data edge between device groups: a send/recv pair";
+  let description = [{
+    Moves `value` from the devices `from` to the devices `to` (mesh axis ->
+    coordinate, as a task's `devices`) on the communication stream
+    `stream`. `transform.piper.place` inserts one wherever a data edge
+    crosses device groups; partitioning lowers it to a send on the source
+    group and the matching recv on the destination group. Its value is its
+    operand's.
+
+    Example:
+
+    ```mlir
+    %h1 = piper.transfer "F{PP=0}#0->{pp=1}" %h from {pp = 0} to {pp = 1}
+        stream "pp" : tensor<2x16xf32>
+    ```
+
+    **Constraints:**
+    - `from` and `to` differ.
+    - The result has the operand's type.
+  }];
+  let arguments = (ins StrAttr:$name, AnyType:$value, DictionaryAttr:$from,
+                       DictionaryAttr:$to, StrAttr:$stream);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $name $value `from` $from `to` $to `stream` $stream attr-dict `:`
+    type($value)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // PIPER_DIALECT_PIPER_IR_PIPERDAGOPS_TD
