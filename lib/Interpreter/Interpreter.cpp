@@ -148,7 +148,7 @@ bool isForwardOp(Operation *op) {
 /// Checks one op of the function body for `create`.
 LogicalResult checkSupported(Operation *op) {
   if (isa<AnnotateOp, YieldOp, func::ReturnOp, DAGOp, DAGYieldOp, TaskOp,
-          TransferOp>(op) ||
+          TransferOp, CollectiveOp>(op) ||
       isForwardOp(op)) {
     // Types are checked below.
   } else if (auto vjp = dyn_cast<VJPOp>(op)) {
@@ -351,6 +351,11 @@ LogicalResult Executor::runDAG(DAGOp dag,
     if (auto transfer = dyn_cast<TransferOp>(nodes[i])) {
       // Moving a value between device groups does not change it.
       bind(transfer.getResult(), lookup(transfer.getValue()));
+    } else if (auto collective = dyn_cast<CollectiveOp>(nodes[i])) {
+      // In the global view a value already stands for all its replicas:
+      // the gradient of the whole batch is the sum over data-parallel
+      // shards, a gathered parameter is the parameter.
+      bind(collective.getResult(), lookup(collective.getValue()));
     } else {
       auto task = cast<TaskOp>(nodes[i]);
       auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(

@@ -11,6 +11,8 @@
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::piper;
@@ -194,6 +196,125 @@ PlaceOp::apply(transform::TransformRewriter &rewriter,
 }
 
 void PlaceOp::getEffects(
+    SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
+  transform::onlyReadsHandle(getNodesMutable(), effects);
+  transform::producesHandle(getOperation()->getOpResults(), effects);
+  transform::modifiesPayload(effects);
+}
+
+//===----------------------------------------------------------------------===//
+// ReplicateOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReplicateOp::verify() {
+  if (getZero() < 0 || getZero() > 3)
+    return emitOpError() << "ZeRO stage must be 0, 1, 2 or 3, got "
+                         << getZero();
+  if (getAxes().empty())
+    return emitOpError() << "needs at least one axis to replicate over";
+  return success();
+}
+
+DiagnosedSilenceableFailure
+ReplicateOp::apply(transform::TransformRewriter &rewriter,
+                   transform::TransformResults &results,
+                   transform::TransformState &state) {
+  SmallVector<Operation *> created;
+  auto payload = llvm::to_vector(state.getPayloadOps(getNodes()));
+  SmallVector<TaskOp> tasks;
+  for (Operation *op : payload) {
+    auto task = dyn_cast<TaskOp>(op);
+    if (!task)
+      return emitDefiniteFailure()
+             << "replicate acts on DAG nodes (piper.task), got '"
+             << op->getName() << "'";
+    tasks.push_back(task);
+  }
+  if (tasks.empty())
+    return emitDefiniteFailure() << "no node to replicate";
+  MeshOp mesh = lookupMesh(tasks.front(), getMeshAttr());
+  if (!mesh)
+    return emitDefiniteFailure() << "unknown mesh " << getMeshAttr();
+  llvm::StringSet<> axes;
+  for (StringRef axis : getAxes().getAsValueRange<StringAttr>()) {
+    if (!mesh.getAxis(axis))
+      return emitDefiniteFailure()
+             << "mesh " << getMeshAttr() << " has no axis '" << axis
+             << "' (axes: " << mesh.getAxisNamesForDiagnostic() << ")";
+    if (!axes.insert(axis).second)
+      return emitDefiniteFailure() << "axis '" << axis << "' is listed twice";
+  }
+
+  // A parameter split over an axis cannot also be replicated over it.
+  auto paramOf = [](Value value) -> ParamAttr {
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg)
+      return {};
+    auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+    return fn ? fn.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
+                                               PiperDialect::getParamAttrName())
+              : ParamAttr();
+  };
+  for (TaskOp task : tasks)
+    for (Value input : task.getInputs())
+      if (ParamAttr param = paramOf(input); param && param.getPlacement())
+        for (StringAttr axis : param.getPlacement().getSplitAxes())
+          if (axes.contains(axis.getValue()))
+            return emitDefiniteFailure()
+                   << "parameter '" << param.getName().getValue()
+                   << "' (used by node '" << task.getName()
+                   << "') is split over '" << axis.getValue()
+                   << "'; it cannot also be replicated over it";
+
+  auto collective = [&](Operation *before, CollectiveKind kind, Value value,
+                        StringRef name, StringAttr stream,
+                        DictionaryAttr devices) {
+    rewriter.setInsertionPoint(before);
+    auto op =
+        CollectiveOp::create(rewriter, before->getLoc(), value.getType(),
+                             rewriter.getStringAttr(name),
+                             CollectiveKindAttr::get(getContext(), kind), value,
+                             getAxesAttr(), getMeshAttr(), stream, devices);
+    created.push_back(op);
+    return op.getResult();
+  };
+
+  CollectiveKind gradKind = getZero() >= 2 ? CollectiveKind::ReduceScatter
+                                           : CollectiveKind::AllReduce;
+  for (TaskOp task : tasks) {
+    if (task.getPass() == PassKind::UPD) {
+      // Gradients are the inputs computed by other nodes.
+      for (OpOperand &use : task->getOpOperands()) {
+        Operation *producer = use.get().getDefiningOp();
+        if (!producer || isa<CollectiveOp>(producer))
+          continue;
+        std::string name =
+            (stringifyCollectiveKind(gradKind) + "(" + getNodeName(producer) +
+             "#" + Twine(cast<OpResult>(use.get()).getResultNumber()) + ")")
+                .str();
+        use.set(collective(task, gradKind, use.get(), name, getGradStreamAttr(),
+                           task.getDevicesAttr()));
+      }
+      continue;
+    }
+    if (getZero() != 3)
+      continue;
+    for (OpOperand &use : task->getOpOperands()) {
+      ParamAttr param = paramOf(use.get());
+      if (!param)
+        continue;
+      std::string name =
+          ("all_gather(" + param.getName().getValue() + ")->" + task.getName())
+              .str();
+      use.set(collective(task, CollectiveKind::AllGather, use.get(), name,
+                         getParamStreamAttr(), task.getDevicesAttr()));
+    }
+  }
+  results.set(cast<OpResult>(getCollectives()), created);
+  return DiagnosedSilenceableFailure::success();
+}
+
+void ReplicateOp::getEffects(
     SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
   transform::onlyReadsHandle(getNodesMutable(), effects);
   transform::producesHandle(getOperation()->getOpResults(), effects);

@@ -137,4 +137,56 @@ def PlaceOp : Op<Transform_Dialect, "piper.place", [
   let cppNamespace = "::mlir::piper";
 }
 
+def ReplicateOp : Op<Transform_Dialect, "piper.replicate", [
+    DeclareOpInterfaceMethods<TransformOpInterface>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "data parallelism over mesh axes, with ZeRO stages";
+  let description = [{
+    Replicates the nodes in `nodes` over `axes` of `mesh` (data
+    parallelism): replicas stay symbolic, and the directive adds the
+    communication that keeps them consistent:
+
+    - every gradient flowing into a matched `UPD` node is summed over the
+      axes by a `piper.collective`: `all_reduce` for `zero` 0 and 1,
+      `reduce_scatter` for 2 and 3 (each replica keeps and updates its
+      shard), on `grad_stream`;
+    - with `zero = 3`, every parameter read by a matched F, B, BI or BW node
+      is first collected by an `all_gather` on `param_stream`, one per use
+      (the gathered copy is freed after the node).
+
+    Returns the collectives created.
+
+    Example:
+
+    ```mlir
+    %all = transform.piper.match_nodes {} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %c = transform.piper.replicate %all over @mesh ["dp"] zero = 3
+        : (!transform.any_op) -> !transform.any_op
+    ```
+
+    #### Return modes
+
+    Fails (definitely) when the mesh or an axis does not exist, an axis is
+    listed twice, a payload op is not a DAG node, or a parameter used by a
+    matched node is already split over one of the axes; each diagnostic
+    names the axis, node or parameter. Modifies the payload.
+
+    **Constraints:**
+    - `zero` is 0, 1, 2 or 3; `axes` is not empty.
+  }];
+  let arguments = (ins TransformHandleTypeInterface:$nodes,
+                       FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       DefaultValuedAttr<I64Attr, "0">:$zero,
+                       DefaultValuedStrAttr<StrAttr, "dp_grad">:$grad_stream,
+                       DefaultValuedStrAttr<StrAttr, "dp_param">:$param_stream);
+  let results = (outs TransformHandleTypeInterface:$collectives);
+  let assemblyFormat = [{
+    $nodes `over` $mesh $axes (`zero` `=` $zero^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let cppNamespace = "::mlir::piper";
+}
+
 #endif // PIPER_TRANSFORMOPS_PIPERTRANSFORMOPS_TD

@@ -48,3 +48,17 @@ func.func @placed(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// Collectives over mesh axes, on a stream.
+piper.mesh @mesh axes = [dp = 4]
+// CHECK-LABEL: func.func @collectives(
+// CHECK:         piper.collective "ar" all_reduce %{{.*}} over ["dp"] of @mesh stream "dp_grad" : tensor<4xf32>
+// CHECK:         piper.collective "ag" all_gather %{{.*}} over ["dp"] of @mesh stream "dp_param" {devices = {pp = 0 : i64}} : tensor<4xf32>
+func.func @collectives(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = piper.dag -> tensor<4xf32> {
+    %a = piper.collective "ar" all_reduce %x over ["dp"] of @mesh stream "dp_grad" : tensor<4xf32>
+    %b = piper.collective "ag" all_gather %a over ["dp"] of @mesh stream "dp_param" {devices = {pp = 0}} : tensor<4xf32>
+    piper.dag_yield %b : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

@@ -10,6 +10,7 @@
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::piper;
@@ -18,19 +19,29 @@ using namespace mlir::piper;
 // DAGOp
 //===----------------------------------------------------------------------===//
 
+StringRef mlir::piper::getNodeName(Operation *node) {
+  if (auto task = dyn_cast<TaskOp>(node))
+    return task.getName();
+  if (auto transfer = dyn_cast<TransferOp>(node))
+    return transfer.getName();
+  if (auto collective = dyn_cast<CollectiveOp>(node))
+    return collective.getName();
+  return {};
+}
+
 RegionKind DAGOp::getRegionKind(unsigned index) { return RegionKind::Graph; }
 
 LogicalResult DAGOp::verify() {
   // Nodes only: computation lives in the outlined bodies, so that every
   // piece of work is something directives can select and place.
   for (Operation &op : getBody().front().without_terminator())
-    if (!isa<TaskOp, TransferOp>(op))
-      return op.emitOpError() << "is inside a piper.dag, which holds only "
-                                 "nodes (piper.task, piper.transfer)";
+    if (!isa<TaskOp, TransferOp, CollectiveOp>(op))
+      return op.emitOpError()
+             << "is inside a piper.dag, which holds only nodes (piper.task, "
+                "piper.transfer, piper.collective)";
   llvm::StringMap<Operation *> names;
   for (Operation &op : getBody().front().without_terminator()) {
-    StringRef name = isa<TaskOp>(op) ? cast<TaskOp>(op).getName()
-                                     : cast<TransferOp>(op).getName();
+    StringRef name = getNodeName(&op);
     auto [it, inserted] = names.try_emplace(name, &op);
     if (!inserted) {
       InFlightDiagnostic diag = op.emitOpError()
@@ -85,5 +96,27 @@ LogicalResult TransferOp::verify() {
   if (getFrom() == getTo())
     return emitOpError() << "moves a value from " << getFrom()
                          << " to the same devices";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CollectiveOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+CollectiveOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  MeshOp mesh = lookupMesh(*this, getMeshAttr());
+  if (!mesh)
+    return emitOpError() << "unknown mesh " << getMeshAttr();
+  llvm::StringSet<> seen;
+  for (StringRef axis : getAxes().getAsValueRange<StringAttr>()) {
+    if (!mesh.getAxis(axis))
+      return emitOpError() << "mesh " << getMeshAttr() << " has no axis '"
+                           << axis
+                           << "' (axes: " << mesh.getAxisNamesForDiagnostic()
+                           << ")";
+    if (!seen.insert(axis).second)
+      return emitOpError() << "axis '" << axis << "' is listed twice";
+  }
   return success();
 }

@@ -50,6 +50,27 @@ def Piper_PassKindAttr : EnumAttr<Piper_Dialect, Piper_PassKind, "pass"> {
 }
 
 //===----------------------------------------------------------------------===//
+// CollectiveKind
+//===----------------------------------------------------------------------===//
+
+def Piper_CollectiveKind : I32EnumAttr<"CollectiveKind",
+    "a collective communication over mesh axes", [
+  I32EnumAttrCase<"AllReduce", 0, "all_reduce">,
+  I32EnumAttrCase<"ReduceScatter", 1, "reduce_scatter">,
+  I32EnumAttrCase<"AllGather", 2, "all_gather">,
+  I32EnumAttrCase<"AllToAll", 3, "all_to_all">
+]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::piper";
+}
+
+def Piper_CollectiveKindAttr
+    : EnumAttr<Piper_Dialect, Piper_CollectiveKind, "collective"> {
+  let summary = "all_reduce, reduce_scatter, all_gather or all_to_all";
+  let assemblyFormat = "$value";
+}
+
+//===----------------------------------------------------------------------===//
 // InitKind
 //===----------------------------------------------------------------------===//
 

@@ -39,8 +39,8 @@ def Piper_DAGOp : Piper_Op<"dag", [
     ```
 
     **Constraints:**
-    - The region holds only nodes (`piper.task`, `piper.transfer`) and the
-      terminator.
+    - The region holds only nodes (`piper.task`, `piper.transfer`,
+      `piper.collective`) and the terminator.
     - Node names are unique within the DAG.
     - Every `after` entry names a node of the DAG other than the node itself.
     - The yielded types are the result types.
@@ -140,6 +140,41 @@ def Piper_TransferOp : Piper_Op<"transfer", [
     type($value)
   }];
   let hasVerifier = 1;
+}
+
+def Piper_CollectiveOp : Piper_Op<"collective", [
+    Pure, AllTypesMatch<["value", "result"]>, HasParent<"DAGOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "a collective over mesh axes, on a stream";
+  let description = [{
+    Communication among the devices that differ only in their coordinates
+    along `axes` of `mesh` (every such group does the same, symmetrically),
+    on the stream `stream`. In the global view of the DAG a value stands for
+    all its replicas, so the collective's value is its operand's; `kind`
+    says what moves: `all_reduce` and `reduce_scatter` sum gradients over
+    data-parallel replicas (ZeRO-0/1 and ZeRO-2/3), `all_gather` collects a
+    ZeRO-3 parameter before use, `all_to_all` moves tokens between experts.
+    `devices` is the device group it runs on, as for tasks.
+
+    Example:
+
+    ```mlir
+    %g = piper.collective "all_reduce(BW{PP=0}#0)" all_reduce %dw over ["dp"]
+        of @mesh stream "dp_grad" : tensor<8x4xf32>
+    ```
+
+    **Constraints:**
+    - `mesh` is a `piper.mesh`, and `axes` are distinct axes of it.
+  }];
+  let arguments = (ins StrAttr:$name, Piper_CollectiveKindAttr:$kind,
+                       AnyType:$value, StrArrayAttr:$axes,
+                       FlatSymbolRefAttr:$mesh, StrAttr:$stream,
+                       OptionalAttr<DictionaryAttr>:$devices);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $name `` $kind $value `over` $axes `of` $mesh `stream` $stream attr-dict `:`
+    type($value)
+  }];
 }
 
 #endif // PIPER_DIALECT_PIPER_IR_PIPERDAGOPS_TD

@@ -29,6 +29,9 @@ namespace mlir::piper {
 /// enclosing symbol table outwards. Returns null if there is none.
 Operation *lookupSymbolOutward(Operation *from, FlatSymbolRefAttr ref);
 
+/// The unique name of a DAG node (task, transfer or collective), or "".
+StringRef getNodeName(Operation *node);
+
 /// Finds the `piper.mesh` named by `ref` as `lookupSymbolOutward` does.
 /// Returns null if there is none or the symbol is not a mesh.
 MeshOp lookupMesh(Operation *from, FlatSymbolRefAttr ref);

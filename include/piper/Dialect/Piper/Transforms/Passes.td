@@ -121,4 +121,20 @@ def PiperBuildDAG : Pass<"piper-build-dag", "::mlir::ModuleOp"> {
   }];
 }
 
+def PiperCommReport : Pass<"piper-comm-report", "::mlir::ModuleOp"> {
+  let summary = "Print the bytes each device moves per step, by kind and axis";
+  let description = [{
+    For every `piper.transfer` and `piper.collective` in the module's DAGs,
+    sums the bytes one device sends per training step, by device group,
+    kind, mesh axes and stream, and prints the table and per-kind totals to
+    standard output. Collectives use ring volumes over N devices (the
+    product of their axes' sizes): all_reduce 2 (N-1)/N of the tensor's
+    bytes, reduce_scatter, all_gather and all_to_all (N-1)/N; a transfer
+    sends its bytes once. Replicas are symbolic, so every device of a group
+    moves the same amount.
+
+    **Options:** none.
+  }];
+}
+
 #endif // PIPER_DIALECT_PIPER_TRANSFORMS_PASSES_TD
