@@ -9,7 +9,9 @@
 #include "piper/TransformOps/PiperTransformOps.h"
 #include "piper/Analysis/TagFilter.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
+#include "piper/Dialect/Piper/Transforms/Autodiff.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSet.h"
@@ -299,10 +301,30 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
     }
     if (getZero() != 3)
       continue;
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        task, task.getCalleeAttr());
     for (OpOperand &use : task->getOpOperands()) {
       ParamAttr param = paramOf(use.get());
       if (!param)
         continue;
+      // A body that passes the parameter only to VJPs that do not need its
+      // value (the weight gradient of a linear layer) does not gather it.
+      if (callee && !callee.isExternal()) {
+        BlockArgument arg = callee.getArgument(use.getOperandNumber());
+        bool needed = llvm::any_of(arg.getUses(), [](OpOperand &inner) {
+          auto vjp = dyn_cast<VJPOp>(inner.getOwner());
+          if (!vjp)
+            return true;
+          unsigned primal = inner.getOperandNumber();
+          if (primal >= vjp.getPrimals().size())
+            return true; // used as a cotangent
+          return llvm::any_of(vjp.getWrt(), [&](int64_t wrt) {
+            return vjpNeedsPrimal(vjp.getOp(), wrt, primal);
+          });
+        });
+        if (!needed)
+          continue;
+      }
       std::string name =
           ("all_gather(" + param.getName().getValue() + ")->" + task.getName())
               .str();

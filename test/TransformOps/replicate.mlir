@@ -39,11 +39,18 @@
 // ZeRO-2 reduce-scatters instead: (N-1)/N of the bytes.
 // ZERO2: total reduce_scatter                 288
 
-// ZeRO-3 also gathers each parameter before every node that reads it.
-// ZERO3: piper.collective "all_gather(w1)->F{PP=0}" all_gather %arg0 over ["dp"] of @mesh stream "dp_param"
-// w1 is read by F and BW of stage 0 (2 gathers of 3/4 * 256); w2 by F, BI
-// and BW of stage 1 (3 gathers of 3/4 * 128): 384 + 288 = 672.
-// ZERO3REPORT: total all_gather                     672
+// ZeRO-3 also gathers each parameter before every node that needs its
+// value: w2 for F and BI of stage 1 (its input gradient needs it), w1 only
+// for F (the first layer's input gradient is not needed), and neither for
+// BW (a linear layer's weight gradient needs the input, not the weight).
+// So w2 moves the textbook 3 x bytes x (N-1)/N (2 gathers + 1 scatter) and
+// w1 two thirds of it: gathers 3/4 * (256 + 2 * 128) = 384.
+// ZERO3:     piper.collective "all_gather(w1)->F{PP=0}" all_gather %arg0 over ["dp"] of @mesh stream "dp_param"
+// ZERO3-NOT: all_gather(w1)->BW
+// ZERO3:     piper.collective "all_gather(w2)->F{PP=1}"
+// ZERO3:     piper.collective "all_gather(w2)->BI{PP=1}"
+// ZERO3-NOT: all_gather(w2)->BW
+// ZERO3REPORT: total all_gather                     384
 // ZERO3REPORT: total reduce_scatter                 288
 
 // GATHERED: piper.collective "all_gather(w2)->F{PP=1}" all_gather

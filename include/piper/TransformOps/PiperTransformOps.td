@@ -150,9 +150,11 @@ def ReplicateOp : Op<Transform_Dialect, "piper.replicate", [
       axes by a `piper.collective`: `all_reduce` for `zero` 0 and 1,
       `reduce_scatter` for 2 and 3 (each replica keeps and updates its
       shard), on `grad_stream`;
-    - with `zero = 3`, every parameter read by a matched F, B, BI or BW node
-      is first collected by an `all_gather` on `param_stream`, one per use
-      (the gathered copy is freed after the node).
+    - with `zero = 3`, every parameter whose value a matched F, B, BI or BW
+      node needs is first collected by an `all_gather` on `param_stream`,
+      one per such node (the gathered copy is freed after the node); a node
+      that passes the parameter only to VJPs that do not need its value
+      (the weight gradient of a linear layer) does not gather it.
 
     Returns the collectives created.
 

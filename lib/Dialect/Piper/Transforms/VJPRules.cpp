@@ -172,3 +172,20 @@ void mlir::piper::registerVJPInterfaceExternalModels(
         ctx);
   });
 }
+
+bool mlir::piper::vjpNeedsPrimal(StringRef forwardOp, int64_t wrt,
+                                 unsigned primal) {
+  // d(x W)/dx needs W, d(x W)/dW needs x; the bias gradient needs neither.
+  if (forwardOp == LinearOp::getOperationName())
+    return (wrt == 0 && primal == 1) || (wrt == 1 && primal == 0);
+  if (forwardOp == MatmulOp::getOperationName())
+    return (wrt == 0 && primal == 1) || (wrt == 1 && primal == 0);
+  // The norm weight's gradient needs only the normalised input.
+  if (forwardOp == RmsNormOp::getOperationName() ||
+      forwardOp == LayerNormOp::getOperationName())
+    return wrt == 0 ? primal <= 1 : primal == 0;
+  // The table's gradient scatters the cotangent by the ids.
+  if (forwardOp == EmbeddingOp::getOperationName())
+    return primal == 1;
+  return true;
+}

@@ -17,6 +17,13 @@ namespace mlir::piper {
 /// Attaches the VJP rules (VJPOpInterface) to the piper NN ops.
 void registerVJPInterfaceExternalModels(DialectRegistry &registry);
 
+/// Whether the cotangent of operand `wrt` of the forward op `forwardOp` (a
+/// piper op name) needs the value of its operand `primal`. The weight
+/// gradient of `piper.linear` (`wrt` 1) needs the input, not the weight:
+/// this is what lets ZeRO-3 skip gathering a weight for its BW node.
+/// Conservatively true for ops without a finer rule.
+bool vjpNeedsPrimal(StringRef forwardOp, int64_t wrt, unsigned primal);
+
 /// Appends the backward pass to `fn`, a model whose `piper.param` arguments
 /// are the parameters and whose single result is a scalar loss. The function
 /// then returns the loss followed by the gradient of every parameter (in
