@@ -20,8 +20,40 @@ using namespace mlir;
 using namespace mlir::piper;
 
 //===----------------------------------------------------------------------===//
-// MatchChunksOp
+// MatchChunksOp and MatchNodesOp
 //===----------------------------------------------------------------------===//
+
+/// Shared by the two selection ops: checks the filter, collects what
+/// `collect` finds under every payload root, and fails (silenceably) when
+/// nothing matches, naming the filter and `what` was looked for.
+template <typename OpTy, typename Collect>
+static DiagnosedSilenceableFailure
+applyMatch(OpTy op, transform::TransformResults &results,
+           transform::TransformState &state, StringRef what,
+           Collect &&collect) {
+  FailureOr<TagFilter> filter =
+      TagFilter::get(op.getFilter(), [&]() { return op.emitOpError(); });
+  if (failed(filter))
+    return DiagnosedSilenceableFailure::definiteFailure();
+  SmallVector<Operation *> found;
+  for (Operation *root : state.getPayloadOps(op.getRoot()))
+    for (auto match : collect(*filter, root))
+      found.push_back(match);
+  if (found.empty())
+    return op.emitSilenceableError()
+           << "filter " << op.getFilter() << " matches no " << what;
+  results.set(cast<OpResult>(op->getResult(0)), found);
+  return DiagnosedSilenceableFailure::success();
+}
+
+/// Selection reads its handle and the payload and produces a new handle.
+static void
+getMatchEffects(OpOperand &root, Operation *op,
+                SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
+  transform::onlyReadsHandle(root, effects);
+  transform::producesHandle(op->getOpResults(), effects);
+  transform::onlyReadsPayload(effects);
+}
 
 LogicalResult MatchChunksOp::verify() {
   return TagFilter::get(getFilter(), [&]() { return emitOpError(); });
@@ -31,31 +63,16 @@ DiagnosedSilenceableFailure
 MatchChunksOp::apply(transform::TransformRewriter &rewriter,
                      transform::TransformResults &results,
                      transform::TransformState &state) {
-  FailureOr<TagFilter> filter =
-      TagFilter::get(getFilter(), [&]() { return emitOpError(); });
-  if (failed(filter))
-    return DiagnosedSilenceableFailure::definiteFailure();
-  SmallVector<Operation *> chunks;
-  for (Operation *root : state.getPayloadOps(getRoot()))
-    for (AnnotateOp chunk : filter->collect(root))
-      chunks.push_back(chunk);
-  if (chunks.empty())
-    return emitSilenceableError()
-           << "filter " << getFilter() << " matches no chunk";
-  results.set(cast<OpResult>(getChunks()), chunks);
-  return DiagnosedSilenceableFailure::success();
+  return applyMatch(*this, results, state, "chunk",
+                    [](const TagFilter &filter, Operation *root) {
+                      return filter.collect(root);
+                    });
 }
 
 void MatchChunksOp::getEffects(
     SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
-  transform::onlyReadsHandle(getRootMutable(), effects);
-  transform::producesHandle(getOperation()->getOpResults(), effects);
-  transform::onlyReadsPayload(effects);
+  getMatchEffects(getRootMutable(), getOperation(), effects);
 }
-
-//===----------------------------------------------------------------------===//
-// MatchNodesOp
-//===----------------------------------------------------------------------===//
 
 LogicalResult MatchNodesOp::verify() {
   return TagFilter::get(getFilter(), [&]() { return emitOpError(); });
@@ -65,26 +82,15 @@ DiagnosedSilenceableFailure
 MatchNodesOp::apply(transform::TransformRewriter &rewriter,
                     transform::TransformResults &results,
                     transform::TransformState &state) {
-  FailureOr<TagFilter> filter =
-      TagFilter::get(getFilter(), [&]() { return emitOpError(); });
-  if (failed(filter))
-    return DiagnosedSilenceableFailure::definiteFailure();
-  SmallVector<Operation *> nodes;
-  for (Operation *root : state.getPayloadOps(getRoot()))
-    for (TaskOp task : filter->collectNodes(root))
-      nodes.push_back(task);
-  if (nodes.empty())
-    return emitSilenceableError()
-           << "filter " << getFilter() << " matches no DAG node";
-  results.set(cast<OpResult>(getNodes()), nodes);
-  return DiagnosedSilenceableFailure::success();
+  return applyMatch(*this, results, state, "DAG node",
+                    [](const TagFilter &filter, Operation *root) {
+                      return filter.collectNodes(root);
+                    });
 }
 
 void MatchNodesOp::getEffects(
     SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
-  transform::onlyReadsHandle(getRootMutable(), effects);
-  transform::producesHandle(getOperation()->getOpResults(), effects);
-  transform::onlyReadsPayload(effects);
+  getMatchEffects(getRootMutable(), getOperation(), effects);
 }
 
 //===----------------------------------------------------------------------===//
