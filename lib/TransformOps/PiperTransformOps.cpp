@@ -97,21 +97,6 @@ void MatchNodesOp::getEffects(
 // PlaceOp
 //===----------------------------------------------------------------------===//
 
-/// `{pp=1,ep=0}`: a device group as it appears in node names.
-static std::string formatDevices(DictionaryAttr devices) {
-  std::string text = "{";
-  llvm::raw_string_ostream os(text);
-  llvm::interleave(
-      devices, os,
-      [&](NamedAttribute axis) {
-        os << axis.getName().getValue() << "="
-           << cast<IntegerAttr>(axis.getValue()).getInt();
-      },
-      ",");
-  os << "}";
-  return text;
-}
-
 LogicalResult PlaceOp::verify() {
   for (NamedAttribute axis : getDevices()) {
     auto coordinate = dyn_cast<IntegerAttr>(axis.getValue());
@@ -156,8 +141,8 @@ PlaceOp::apply(transform::TransformRewriter &rewriter,
     if (task.getDevicesAttr() && task.getDevicesAttr() != getDevices())
       return emitDefiniteFailure()
              << "node '" << task.getName() << "' is already placed on "
-             << formatDevices(task.getDevicesAttr())
-             << "; cannot also place it on " << formatDevices(getDevices());
+             << formatDeviceGroup(task.getDevicesAttr())
+             << "; cannot also place it on " << formatDeviceGroup(getDevices());
     task.setDevicesAttr(getDevices());
   }
 
@@ -180,7 +165,7 @@ PlaceOp::apply(transform::TransformRewriter &rewriter,
       rewriter.setInsertionPoint(consumer);
       std::string name = (producer.getName() + "#" +
                           Twine(cast<OpResult>(use.get()).getResultNumber()) +
-                          "->" + formatDevices(to))
+                          "->" + formatDeviceGroup(to))
                              .str();
       transfer =
           TransferOp::create(rewriter, consumer.getLoc(), use.get().getType(),

@@ -67,11 +67,9 @@ inline int64_t uniformIndexAt(uint64_t key, uint64_t index, uint64_t bound) {
       static_cast<uint64_t>((static_cast<unsigned __int128>(r) * bound) >> 64));
 }
 
-/// Writes the float data of the global elements [begin, end) of argument
-/// `argIndex` at `step` to out[0 .. end - begin).
-inline Status syntheticFloatRange(uint64_t seed, uint64_t argIndex,
-                                  uint64_t step, int64_t begin, int64_t end,
-                                  double *out) {
+/// Checks an element range [begin, end) and its output buffer.
+inline Status checkRange(uint64_t argIndex, int64_t begin, int64_t end,
+                         const void *out) {
   if (begin < 0 || end < begin)
     return Status::error("synthetic data: element range [" +
                          std::to_string(begin) + ", " + std::to_string(end) +
@@ -79,6 +77,16 @@ inline Status syntheticFloatRange(uint64_t seed, uint64_t argIndex,
                          " is invalid");
   if (end > begin && !out)
     return Status::error("synthetic data: output buffer is null");
+  return Status::success();
+}
+
+/// Writes the float data of the global elements [begin, end) of argument
+/// `argIndex` at `step` to out[0 .. end - begin).
+inline Status syntheticFloatRange(uint64_t seed, uint64_t argIndex,
+                                  uint64_t step, int64_t begin, int64_t end,
+                                  double *out) {
+  if (Status status = checkRange(argIndex, begin, end, out); !status.ok())
+    return status;
   uint64_t key = dataKey(seed, argIndex, step);
   for (int64_t i = begin; i < end; ++i)
     out[i - begin] = standardNormalAt(key, static_cast<uint64_t>(i));
@@ -94,13 +102,8 @@ inline Status syntheticIndexRange(uint64_t seed, uint64_t argIndex,
     return Status::error("synthetic data: the bound of argument " +
                          std::to_string(argIndex) + " must be >= 1, got " +
                          std::to_string(bound));
-  if (begin < 0 || end < begin)
-    return Status::error("synthetic data: element range [" +
-                         std::to_string(begin) + ", " + std::to_string(end) +
-                         ") of argument " + std::to_string(argIndex) +
-                         " is invalid");
-  if (end > begin && !out)
-    return Status::error("synthetic data: output buffer is null");
+  if (Status status = checkRange(argIndex, begin, end, out); !status.ok())
+    return status;
   uint64_t key = dataKey(seed, argIndex, step);
   for (int64_t i = begin; i < end; ++i)
     out[i - begin] = uniformIndexAt(key, static_cast<uint64_t>(i),

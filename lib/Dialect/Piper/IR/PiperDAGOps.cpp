@@ -19,6 +19,23 @@ using namespace mlir::piper;
 // DAGOp
 //===----------------------------------------------------------------------===//
 
+std::string mlir::piper::formatDeviceGroup(DictionaryAttr devices) {
+  std::string text = "{";
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      devices, os,
+      [&](NamedAttribute axis) {
+        os << axis.getName().getValue() << "=";
+        if (auto coordinate = dyn_cast<IntegerAttr>(axis.getValue()))
+          os << coordinate.getInt();
+        else
+          os << axis.getValue();
+      },
+      ",");
+  os << "}";
+  return text;
+}
+
 StringRef mlir::piper::getNodeName(Operation *node) {
   if (auto task = dyn_cast<TaskOp>(node))
     return task.getName();

@@ -44,19 +44,12 @@ int64_t bytesOf(Type type) {
          llvm::divideCeil(tensor.getElementType().getIntOrFloatBitWidth(), 8);
 }
 
+/// The device group of a node; unplaced nodes run on every device.
 std::string formatGroup(DictionaryAttr devices) {
   if (!devices || devices.empty())
     return "all";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  llvm::interleave(
-      devices, os,
-      [&](NamedAttribute axis) {
-        os << axis.getName().getValue() << "="
-           << cast<IntegerAttr>(axis.getValue()).getInt();
-      },
-      ",");
-  return text;
+  std::string text = formatDeviceGroup(devices);
+  return text.substr(1, text.size() - 2);
 }
 
 struct CommReportPass

@@ -29,6 +29,10 @@ namespace mlir::piper {
 /// enclosing symbol table outwards. Returns null if there is none.
 Operation *lookupSymbolOutward(Operation *from, FlatSymbolRefAttr ref);
 
+/// `{pp=1,ep=0}`: a device group (axis -> coordinate) as node names and
+/// reports show it.
+std::string formatDeviceGroup(DictionaryAttr devices);
+
 /// The unique name of a DAG node (task, transfer or collective), or "".
 StringRef getNodeName(Operation *node);
 
