@@ -191,4 +191,7 @@ def ReplicateOp : Op<Transform_Dialect, "piper.replicate", [
   let cppNamespace = "::mlir::piper";
 }
 
+include "piper/TransformOps/PiperSplitOps.td"
+include "piper/TransformOps/PiperShardOps.td"
+
 #endif // PIPER_TRANSFORMOPS_PIPERTRANSFORMOPS_TD

@@ -15,6 +15,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "piper/Dialect/Piper/IR/PiperNNOps.td"
 include "piper/Dialect/Piper/IR/PiperOptimizerOps.td"
 include "piper/Dialect/Piper/IR/PiperDAGOps.td"
+include "piper/Dialect/Piper/IR/PiperMicrobatchOps.td"
 include "piper/Dialect/Piper/IR/PiperInterfaces.td"
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,12 @@
+//===- PiperShardOps.td - transform.piper ops --------------*- tablegen -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_TRANSFORMOPS_PIPERSHARDOPS_TD
+#define PIPER_TRANSFORMOPS_PIPERSHARDOPS_TD
+
+#endif // PIPER_TRANSFORMOPS_PIPERSHARDOPS_TD
