@@ -14,10 +14,13 @@ config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.piper_obj_root, "test")
 # Unit tests and the embedding example run as their own ctest entries.
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "embed"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "embed", "utils"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%piper_src_root", config.piper_src_root))
+# Token-wise comparison with a numeric tolerance (strategy invariance).
+config.substitutions.append(
+    ("%numdiff", "python3 " + os.path.join(config.piper_src_root, "test", "utils", "numdiff.py")))
 
 llvm_config.use_default_substitutions()
 # The sanitizer options of the debug preset reach the tools under test.

@@ -97,6 +97,11 @@ mlir::piper::analyzeArguments(func::FuncOp fn) {
       while (!values.empty()) {
         Value value = values.pop_back_val();
         for (OpOperand &use : value.getUses()) {
+          // A microbatch holds some of the argument's rows: same bounds.
+          if (auto microbatch = dyn_cast<MicrobatchOp>(use.getOwner())) {
+            values.push_back(microbatch.getResult());
+            continue;
+          }
           auto task = dyn_cast<TaskOp>(use.getOwner());
           if (!task) {
             uses.push_back(&use);

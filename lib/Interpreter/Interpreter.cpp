@@ -148,7 +148,7 @@ bool isForwardOp(Operation *op) {
 /// Checks one op of the function body for `create`.
 LogicalResult checkSupported(Operation *op) {
   if (isa<AnnotateOp, YieldOp, func::ReturnOp, DAGOp, DAGYieldOp, TaskOp,
-          TransferOp, CollectiveOp>(op) ||
+          TransferOp, CollectiveOp, MicrobatchOp, AccumulateOp>(op) ||
       isForwardOp(op)) {
     // Types are checked below.
   } else if (auto vjp = dyn_cast<VJPOp>(op)) {
@@ -287,6 +287,11 @@ Executor::runBlock(Block &block,
     } else if (auto dag = dyn_cast<DAGOp>(op)) {
       if (failed(runDAG(dag, results)))
         return failure();
+    } else if (auto collective = dyn_cast<CollectiveOp>(op)) {
+      // In a task body (expert all-to-all, tensor-parallel all-reduce): in
+      // the global view a value stands for all its shards and replicas, so
+      // the collective is an identity, as it is between tasks.
+      results.push_back(lookup(collective.getValue()));
     } else if (failed(execute(op, results))) {
       return failure();
     }
@@ -307,6 +312,30 @@ Executor::runBlock(Block &block,
     }
   }
   return block.getParentOp()->emitError() << "block without terminator";
+}
+
+/// Rows [index * n / count, (index + 1) * n / count) of `whole` along `dim`
+/// (n its size there): one contiguous microbatch.
+template <typename TensorT>
+TensorT sliceMicrobatch(const TensorT &whole, int64_t index, int64_t count,
+                        int64_t dim) {
+  ref::Shape shape = whole.shape;
+  int64_t rows = shape[dim] / count;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  for (int64_t d = dim + 1; d < int64_t(shape.size()); ++d)
+    inner *= shape[d];
+  shape[dim] = rows;
+  TensorT part;
+  part.shape = shape;
+  part.data.reserve(size_t(outer * rows * inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    auto begin =
+        whole.data.begin() + (o * whole.shape[dim] + index * rows) * inner;
+    part.data.insert(part.data.end(), begin, begin + rows * inner);
+  }
+  return part;
 }
 
 /// Runs the nodes of a DAG in an order that respects its data edges and its
@@ -351,6 +380,29 @@ LogicalResult Executor::runDAG(DAGOp dag,
     if (auto transfer = dyn_cast<TransferOp>(nodes[i])) {
       // Moving a value between device groups does not change it.
       bind(transfer.getResult(), lookup(transfer.getValue()));
+    } else if (auto microbatch = dyn_cast<MicrobatchOp>(nodes[i])) {
+      bind(microbatch.getResult(),
+           std::visit(
+               [&](const auto &whole) -> RuntimeValue {
+                 return sliceMicrobatch(whole, microbatch.getIndex(),
+                                        microbatch.getCount(),
+                                        microbatch.getDim());
+               },
+               lookup(microbatch.getValue())));
+    } else if (auto accumulate = dyn_cast<AccumulateOp>(nodes[i])) {
+      // Left to right, then scaled: a fixed association, so runs repeat.
+      ref::Tensor sum = tensor(accumulate.getValues().front());
+      for (Value value : accumulate.getValues().drop_front()) {
+        const ref::Tensor &next = tensor(value);
+        for (size_t k = 0; k < sum.data.size(); ++k)
+          sum.data[k] += next.data[k];
+      }
+      double scale = accumulate.getScale().convertToDouble();
+      for (double &x : sum.data)
+        x *= scale;
+      if (precision == Precision::F32)
+        roundToF32(sum);
+      bind(accumulate.getResult(), std::move(sum));
     } else if (auto collective = dyn_cast<CollectiveOp>(nodes[i])) {
       // In the global view a value already stands for all its replicas:
       // the gradient of the whole batch is the sum over data-parallel

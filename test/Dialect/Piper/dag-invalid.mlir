@@ -103,7 +103,7 @@ func.func @unknown_op_attribute_is_rejected(%x: tensor<4xf32>) -> tensor<4xf32> 
 // A DAG holds nodes; computation lives in their bodies.
 func.func @op_in_dag_is_rejected(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = piper.dag -> tensor<4xf32> {
-    // expected-error@+1 {{'piper.relu' op is inside a piper.dag, which holds only nodes (piper.task, piper.transfer, piper.collective)}}
+    // expected-error@+1 {{'piper.relu' op is inside a piper.dag, which holds only nodes (piper.task, piper.transfer, piper.collective, piper.microbatch, piper.accumulate)}}
     %a = piper.relu %x : tensor<4xf32>
     piper.dag_yield %a : tensor<4xf32>
   }

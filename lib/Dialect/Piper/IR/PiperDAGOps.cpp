@@ -43,6 +43,10 @@ StringRef mlir::piper::getNodeName(Operation *node) {
     return transfer.getName();
   if (auto collective = dyn_cast<CollectiveOp>(node))
     return collective.getName();
+  if (auto microbatch = dyn_cast<MicrobatchOp>(node))
+    return microbatch.getName();
+  if (auto accumulate = dyn_cast<AccumulateOp>(node))
+    return accumulate.getName();
   return {};
 }
 
@@ -52,10 +56,11 @@ LogicalResult DAGOp::verify() {
   // Nodes only: computation lives in the outlined bodies, so that every
   // piece of work is something directives can select and place.
   for (Operation &op : getBody().front().without_terminator())
-    if (!isa<TaskOp, TransferOp, CollectiveOp>(op))
+    if (!isa<TaskOp, TransferOp, CollectiveOp, MicrobatchOp, AccumulateOp>(op))
       return op.emitOpError()
              << "is inside a piper.dag, which holds only nodes (piper.task, "
-                "piper.transfer, piper.collective)";
+                "piper.transfer, piper.collective, piper.microbatch, "
+                "piper.accumulate)";
   llvm::StringMap<Operation *> names;
   for (Operation &op : getBody().front().without_terminator()) {
     StringRef name = getNodeName(&op);
@@ -119,6 +124,22 @@ LogicalResult TransferOp::verify() {
 //===----------------------------------------------------------------------===//
 // CollectiveOp
 //===----------------------------------------------------------------------===//
+
+LogicalResult CollectiveOp::verify() {
+  // A DAG node, or communication inside a task body; a collective nested
+  // anywhere else would be run by nobody (or by the DAG without a node).
+  if (isa<DAGOp>((*this)->getParentOp()))
+    return success();
+  if (!(*this)->getParentOfType<FunctionOpInterface>() ||
+      (*this)->getParentOfType<DAGOp>())
+    return emitOpError() << "must be a node of a piper.dag or inside a "
+                            "function body (a task's outlined body)";
+  if (getDevicesAttr())
+    return emitOpError() << "inside a function body runs on the devices of "
+                            "the task that calls it; only a DAG node has "
+                            "'devices'";
+  return success();
+}
 
 LogicalResult
 CollectiveOp::verifySymbolUses(SymbolTableCollection &symbolTable) {

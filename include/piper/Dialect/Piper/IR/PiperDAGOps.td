@@ -40,7 +40,8 @@ def Piper_DAGOp : Piper_Op<"dag", [
 
     **Constraints:**
     - The region holds only nodes (`piper.task`, `piper.transfer`,
-      `piper.collective`) and the terminator.
+      `piper.collective`, `piper.microbatch`, `piper.accumulate`) and the
+      terminator.
     - Node names are unique within the DAG.
     - Every `after` entry names a node of the DAG other than the node itself.
     - The yielded types are the result types.
@@ -143,7 +144,7 @@ def Piper_TransferOp : Piper_Op<"transfer", [
 }
 
 def Piper_CollectiveOp : Piper_Op<"collective", [
-    Pure, AllTypesMatch<["value", "result"]>, HasParent<"DAGOp">,
+    Pure, AllTypesMatch<["value", "result"]>,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "a collective over mesh axes, on a stream";
   let description = [{
@@ -156,6 +157,12 @@ def Piper_CollectiveOp : Piper_Op<"collective", [
     ZeRO-3 parameter before use, `all_to_all` moves tokens between experts.
     `devices` is the device group it runs on, as for tasks.
 
+    A collective is either a node of a `piper.dag` (between tasks, as
+    `transform.piper.replicate` adds them) or an op inside an outlined task
+    body (as `transform.piper.shard` adds the all-to-alls of an expert
+    block and the all-reduces of tensor parallelism); there it runs on the
+    devices of whichever task calls the body, once per call.
+
     Example:
 
     ```mlir
@@ -165,6 +172,8 @@ def Piper_CollectiveOp : Piper_Op<"collective", [
 
     **Constraints:**
     - `mesh` is a `piper.mesh`, and `axes` are distinct axes of it.
+    - The parent is a `piper.dag`, or the op is inside a function body
+      outside any `piper.dag`; only a DAG node has `devices`.
   }];
   let arguments = (ins StrAttr:$name, Piper_CollectiveKindAttr:$kind,
                        AnyType:$value, StrArrayAttr:$axes,
@@ -175,6 +184,7 @@ def Piper_CollectiveOp : Piper_Op<"collective", [
     $name `` $kind $value `over` $axes `of` $mesh `stream` $stream attr-dict `:`
     type($value)
   }];
+  let hasVerifier = 1;
 }
 
 #endif // PIPER_DIALECT_PIPER_IR_PIPERDAGOPS_TD
