@@ -1,4 +1,4 @@
-//===- PiperScheduleOps.td - transform.piper scheduling ops --*- tablegen -*-===//
+//===- PiperScheduleOps.td - transform.piper scheduling ops -*- tablegen -*-===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
