@@ -8,12 +8,16 @@
 
 #include "piper/Analysis/TagFilter.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::piper;
 
 static constexpr StringLiteral kWildcard = "*";
+/// "Tag absent": the filter `{EP = "none"}` selects dense work, outside
+/// expert blocks. Reserved, so no tag can match the string "none" itself.
+static constexpr StringLiteral kAbsent = "none";
 
 FailureOr<TagFilter>
 TagFilter::get(DictionaryAttr filter,
@@ -77,6 +81,7 @@ bool TagFilter::matches(ArrayRef<NamedAttribute> tags, PassKind pass) const {
     StringRef key = entry.getName().getValue();
     auto string = dyn_cast<StringAttr>(entry.getValue());
     bool wildcard = string && string.getValue() == kWildcard;
+    bool absent = string && string.getValue() == kAbsent;
     if (key == "PASS") {
       if (wildcard)
         continue;
@@ -89,12 +94,32 @@ bool TagFilter::matches(ArrayRef<NamedAttribute> tags, PassKind pass) const {
     auto it = llvm::find_if(tags, [&](NamedAttribute tag) {
       return tag.getName() == entry.getName();
     });
+    if (absent) {
+      if (it != tags.end())
+        return false;
+      continue;
+    }
     if (it == tags.end())
       return false;
     if (!wildcard && !sameValue(it->getValue(), entry.getValue()))
       return false;
   }
   return true;
+}
+
+bool TagFilter::matchesUse(TaskOp task, unsigned operand) const {
+  auto callee = SymbolTable::lookupNearestSymbolFrom<FunctionOpInterface>(
+      task, task.getCalleeAttr());
+  if (!callee || callee.isExternal() ||
+      operand >= callee.getFunctionBody().getNumArguments())
+    return matches(task);
+  BlockArgument arg = callee.getFunctionBody().getArgument(operand);
+  return llvm::any_of(arg.getUsers(), [&](Operation *user) {
+    SmallVector<NamedAttribute> tags(task.getTags().getValue());
+    if (auto chunk = user->getParentOfType<AnnotateOp>())
+      llvm::append_range(tags, chunk.getAllTags());
+    return matches(tags, task.getPass());
+  });
 }
 
 SmallVector<TaskOp> TagFilter::collectNodes(Operation *root) const {

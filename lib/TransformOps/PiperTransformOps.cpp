@@ -205,6 +205,9 @@ LogicalResult ReplicateOp::verify() {
                          << getZero();
   if (getAxes().empty())
     return emitOpError() << "needs at least one axis to replicate over";
+  if (getWhere() &&
+      failed(TagFilter::get(*getWhere(), [&]() { return emitOpError(); })))
+    return failure();
   return success();
 }
 
@@ -238,6 +241,15 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
       return emitDefiniteFailure() << "axis '" << axis << "' is listed twice";
   }
 
+  // `where` narrows the directive to the operands used in matching places
+  // of the bodies (expert weights of a MoE are not replicated over `ep`).
+  std::optional<TagFilter> where;
+  if (getWhere())
+    where = *TagFilter::get(*getWhere(), [&]() { return emitOpError(); });
+  auto selected = [&](TaskOp task, OpOperand &use) {
+    return !where || where->matchesUse(task, use.getOperandNumber());
+  };
+
   // A parameter split over an axis cannot also be replicated over it.
   auto paramOf = [](Value value) -> ParamAttr {
     auto arg = dyn_cast<BlockArgument>(value);
@@ -249,8 +261,9 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
               : ParamAttr();
   };
   for (TaskOp task : tasks)
-    for (Value input : task.getInputs())
-      if (ParamAttr param = paramOf(input); param && param.getPlacement())
+    for (OpOperand &use : task->getOpOperands())
+      if (ParamAttr param = paramOf(use.get());
+          param && param.getPlacement() && selected(task, use))
         for (StringAttr axis : param.getPlacement().getSplitAxes())
           if (axes.contains(axis.getValue()))
             return emitDefiniteFailure()
@@ -279,7 +292,7 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
       // Gradients are the inputs computed by other nodes.
       for (OpOperand &use : task->getOpOperands()) {
         Operation *producer = use.get().getDefiningOp();
-        if (!producer || isa<CollectiveOp>(producer))
+        if (!producer || isa<CollectiveOp>(producer) || !selected(task, use))
           continue;
         std::string name =
             (stringifyCollectiveKind(gradKind) + "(" + getNodeName(producer) +
@@ -296,7 +309,7 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
         task, task.getCalleeAttr());
     for (OpOperand &use : task->getOpOperands()) {
       ParamAttr param = paramOf(use.get());
-      if (!param)
+      if (!param || !selected(task, use))
         continue;
       // A body that passes the parameter only to VJPs that do not need its
       // value (the weight gradient of a linear layer) does not gather it.

@@ -5,5 +5,589 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
+//
+// Expert and tensor parallelism. Both keep replicas symbolic: the directive
+// marks the parameters it splits (their `#piper.param` placement) and puts
+// the communication inside the outlined task bodies, where the expert block
+// and the linear layers are. Bodies are shared by microbatch copies of a
+// task, so each body is rewritten once.
+//
+//===----------------------------------------------------------------------===//
 
+#include "piper/Dialect/Piper/IR/PiperDialect.h"
+#include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/TransformOps/PiperTransformOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/GlobPattern.h"
+
+using namespace mlir;
+using namespace mlir::piper;
+
+static constexpr StringLiteral kExpert = "expert";
+static constexpr StringLiteral kTensor = "tensor";
+
+//===----------------------------------------------------------------------===//
+// Syntax and verification
+//===----------------------------------------------------------------------===//
+
+ParseResult ShardOp::parseShardMode(OpAsmParser &parser, StringAttr &mode) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  if (keyword != kExpert && keyword != kTensor)
+    return parser.emitError(loc)
+           << "expected 'expert' or 'tensor', got '" << keyword << "'";
+  mode = parser.getBuilder().getStringAttr(keyword);
+  return success();
+}
+
+void ShardOp::printShardMode(OpAsmPrinter &printer, Operation *,
+                             StringAttr mode) {
+  printer << mode.getValue();
+}
+
+LogicalResult ShardOp::verify() {
+  if (getMode() != kExpert && getMode() != kTensor)
+    return emitOpError() << "mode must be 'expert' or 'tensor', got '"
+                         << getMode() << "'";
+  if (getAxes().size() != 1)
+    return emitOpError() << "shards over exactly one mesh axis, got "
+                         << getAxes().size();
+  bool hasPatterns = getColumn() || getRow();
+  if (getMode() == kExpert && (hasPatterns || getSequenceParallel()))
+    return emitOpError() << "column, row and sequence_parallel apply to "
+                            "'tensor' sharding only";
+  if (getMode() == kTensor && !hasPatterns)
+    return emitOpError() << "tensor sharding needs 'column' or 'row' "
+                            "parameter patterns";
+  return success();
+}
+
+void ShardOp::getEffects(
+    SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
+  transform::onlyReadsHandle(getNodesMutable(), effects);
+  transform::producesHandle(getOperation()->getOpResults(), effects);
+  transform::modifiesPayload(effects);
+}
+
+//===----------------------------------------------------------------------===//
+// Shared machinery
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A parameter of the step function: its argument and attribute.
+struct Param {
+  BlockArgument arg;
+  ParamAttr attr;
+  StringRef name() const { return attr.getName().getValue(); }
+};
+
+/// The parameter `value` (an operand of a DAG node) carries, looking through
+/// transfers and ZeRO-3 gathers.
+std::optional<Param> paramOf(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto transfer = dyn_cast<TransferOp>(def))
+      value = transfer.getValue();
+    else if (auto collective = dyn_cast<CollectiveOp>(def))
+      value = collective.getValue();
+    else
+      return std::nullopt;
+  }
+  auto arg = cast<BlockArgument>(value);
+  auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (!fn)
+    return std::nullopt;
+  auto attr = fn.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
+                                             PiperDialect::getParamAttrName());
+  if (!attr)
+    return std::nullopt;
+  return Param{arg, attr};
+}
+
+/// What the directive works on: each distinct body once, with one task that
+/// calls it (microbatch copies pass the same parameters).
+struct Body {
+  func::FuncOp fn;
+  TaskOp task;
+};
+
+/// Rewrites shared by both modes: collectives on the axis and parameter
+/// placements.
+class Sharder {
+public:
+  Sharder(ShardOp op, transform::TransformRewriter &rewriter, MeshOp mesh)
+      : op(op), rewriter(rewriter), mesh(mesh),
+        axis(cast<StringAttr>(op.getAxes()[0])),
+        size(mesh.getAxis(axis.getValue()).getSize()) {}
+
+  /// The parameter a body value is, when it is an argument of the body.
+  std::optional<Param> paramOf(Body body, Value value) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || arg.getOwner()->getParentOp() != body.fn)
+      return std::nullopt;
+    return ::paramOf(body.task->getOperand(arg.getArgNumber()));
+  }
+
+  CollectiveOp create(Location loc, CollectiveKind kind, Value value,
+                      const Twine &name) {
+    auto collective = CollectiveOp::create(
+        rewriter, loc, value.getType(), rewriter.getStringAttr(name),
+        CollectiveKindAttr::get(op.getContext(), kind), value, op.getAxesAttr(),
+        op.getMeshAttr(), rewriter.getStringAttr(op.getStreamName()),
+        /*devices=*/DictionaryAttr());
+    created.push_back(collective);
+    return collective;
+  }
+
+  /// Sets the insertion point right after `value` is defined.
+  void setInsertionAfter(Value value) {
+    if (Operation *def = value.getDefiningOp())
+      rewriter.setInsertionPointAfter(def);
+    else
+      rewriter.setInsertionPointToStart(cast<BlockArgument>(value).getOwner());
+  }
+
+  /// Every later use of `value` sees it after the collective.
+  void after(Value value, CollectiveKind kind, const Twine &name) {
+    setInsertionAfter(value);
+    CollectiveOp collective = create(value.getLoc(), kind, value, name);
+    value.replaceAllUsesExcept(collective.getResult(), collective);
+  }
+
+  /// `use` sees its value gathered; one gather per value and body.
+  void gatherFor(OpOperand &use, const Twine &name) {
+    Value &gathered = gathers[use.get()];
+    if (!gathered) {
+      setInsertionAfter(use.get());
+      gathered =
+          create(use.get().getLoc(), CollectiveKind::AllGather, use.get(), name)
+              .getResult();
+    }
+    use.set(gathered);
+  }
+
+  /// Records that `param` is split on `dim` over the axis; `what` describes
+  /// the dimension for the divisibility diagnostic.
+  DiagnosedSilenceableFailure split(const Param &param, unsigned dim,
+                                    StringRef what) {
+    auto [it, inserted] = splits.try_emplace(param.arg, dim);
+    if (!inserted)
+      return DiagnosedSilenceableFailure::success();
+    auto type = cast<RankedTensorType>(param.arg.getType());
+    int64_t extent = type.getDimSize(dim);
+    if (!ShapedType::isDynamic(extent) && extent % size != 0)
+      return op.emitDefiniteFailure()
+             << "parameter '" << param.name() << "' (" << what << "): axis '"
+             << axis.getValue() << "' of " << op.getMeshAttr() << " has size "
+             << size << "; dim " << dim << " (size " << extent
+             << ") is not divisible by it";
+    if (PlacementAttr placement = param.attr.getPlacement()) {
+      if (placement.getMesh() != op.getMeshAttr())
+        return op.emitDefiniteFailure()
+               << "parameter '" << param.name() << "' is placed on "
+               << placement.getMesh() << ", not " << op.getMeshAttr();
+      for (auto [d, axes] : llvm::enumerate(placement.getDims()))
+        if (llvm::is_contained(axes, axis)) {
+          // The expert split a model may already declare (piper-gen
+          // --mesh=...,ep=N) is the one this directive makes.
+          if (d == dim && axes.size() == 1 && op.getMode() == kExpert)
+            return DiagnosedSilenceableFailure::success();
+          return op.emitDefiniteFailure()
+                 << "parameter '" << param.name() << "' is already split over '"
+                 << axis.getValue() << "' (dim " << d << ")";
+        }
+      if (llvm::is_contained(placement.getReplicated(), axis))
+        return op.emitDefiniteFailure()
+               << "parameter '" << param.name() << "' is replicated over '"
+               << axis.getValue() << "'; it cannot also be split over it";
+    }
+    return DiagnosedSilenceableFailure::success();
+  }
+
+  /// Writes the recorded splits into the parameters' placements.
+  void commitSplits() {
+    MLIRContext *ctx = op.getContext();
+    for (auto [arg, dim] : splits) {
+      auto fn = cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+      auto attr = fn.getArgAttrOfType<ParamAttr>(
+          arg.getArgNumber(), PiperDialect::getParamAttrName());
+      PlacementAttr placement = attr.getPlacement();
+      auto rank = cast<RankedTensorType>(arg.getType()).getRank();
+      SmallVector<ArrayAttr> dims;
+      ArrayAttr replicated = ArrayAttr::get(ctx, {});
+      unsigned zero = 0;
+      if (placement) {
+        llvm::append_range(dims, placement.getDims());
+        replicated = placement.getReplicated();
+        zero = placement.getZero();
+      } else {
+        dims.assign(rank, ArrayAttr::get(ctx, {}));
+      }
+      if (llvm::is_contained(dims[dim], axis))
+        continue;
+      SmallVector<Attribute> axes(dims[dim].begin(), dims[dim].end());
+      axes.push_back(axis);
+      dims[dim] = ArrayAttr::get(ctx, axes);
+      fn.setArgAttr(arg.getArgNumber(), PiperDialect::getParamAttrName(),
+                    ParamAttr::get(ctx, attr.getName(), attr.getInit(),
+                                   attr.getStd(),
+                                   PlacementAttr::get(ctx, op.getMeshAttr(),
+                                                      dims, replicated, zero)));
+    }
+  }
+
+  void startBody() { gathers.clear(); }
+
+  ShardOp op;
+  transform::TransformRewriter &rewriter;
+  MeshOp mesh;
+  StringAttr axis;
+  int64_t size;
+  SmallVector<Operation *> created;
+
+private:
+  llvm::MapVector<BlockArgument, unsigned> splits;
+  DenseMap<Value, Value> gathers;
+};
+
+/// `{PP=0,EP=1}` (outermost first, as in node names) for collective names.
+std::string formatTags(ArrayRef<NamedAttribute> tags) {
+  std::string text = "{";
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      tags, os,
+      [&](NamedAttribute tag) {
+        os << tag.getName().getValue() << "=";
+        if (auto integer = dyn_cast<IntegerAttr>(tag.getValue()))
+          os << integer.getInt();
+        else if (auto string = dyn_cast<StringAttr>(tag.getValue()))
+          os << string.getValue();
+        else
+          os << tag.getValue();
+      },
+      ",");
+  os << "}";
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Expert parallelism
+//===----------------------------------------------------------------------===//
+
+DiagnosedSilenceableFailure shardExperts(Sharder &sharder,
+                                         ArrayRef<Body> bodies) {
+  ShardOp op = sharder.op;
+  unsigned blocks = 0;
+  for (Body body : bodies) {
+    SmallVector<AnnotateOp> chunks;
+    body.fn.walk([&](AnnotateOp chunk) {
+      if (chunk.getTags().get("EP"))
+        chunks.push_back(chunk);
+    });
+    for (AnnotateOp chunk : chunks) {
+      ++blocks;
+      std::string tags = formatTags(chunk.getAllTags());
+      bool sharded = false;
+      chunk.walk([&](CollectiveOp collective) {
+        sharded |= collective.getKind() == CollectiveKind::AllToAll;
+      });
+      if (sharded)
+        return op.emitDefiniteFailure()
+               << "expert block " << tags << " in the body of node '"
+               << body.task.getName() << "' is already sharded";
+      auto expertWeights =
+          [&](OperandRange weights) -> DiagnosedSilenceableFailure {
+        for (Value weight : weights)
+          if (std::optional<Param> param = sharder.paramOf(body, weight))
+            if (DiagnosedSilenceableFailure result =
+                    sharder.split(*param, 0, "experts");
+                !result.succeeded())
+              return result;
+        return DiagnosedSilenceableFailure::success();
+      };
+      // Token side -> expert owners: the dispatched buffer (F) and the
+      // cotangent of the expert outputs (BI); back: the expert outputs (F)
+      // and the cotangent of the dispatched buffer (BI). BW only uses
+      // values that already live with the experts.
+      SmallVector<Operation *> ops;
+      chunk.walk([&](Operation *nested) { ops.push_back(nested); });
+      for (Operation *nested : ops) {
+        if (auto dispatch = dyn_cast<DispatchOp>(nested)) {
+          sharder.after(dispatch.getResult(), CollectiveKind::AllToAll,
+                        "to_experts" + tags);
+        } else if (auto ffn = dyn_cast<ExpertFfnOp>(nested)) {
+          if (auto result = expertWeights(ffn->getOperands().drop_front());
+              !result.succeeded())
+            return result;
+          sharder.after(ffn.getResult(), CollectiveKind::AllToAll,
+                        "from_experts" + tags);
+        } else if (auto vjp = dyn_cast<VJPOp>(nested)) {
+          bool combine = vjp.getOp() == "piper.combine";
+          bool experts = vjp.getOp() == "piper.expert_ffn";
+          if (experts && vjp.getPrimals().size() == 4)
+            if (auto result = expertWeights(vjp.getPrimals().drop_front());
+                !result.succeeded())
+              return result;
+          for (auto [index, wrt] : llvm::enumerate(vjp.getWrt())) {
+            if (wrt != 0 || !(combine || experts))
+              continue;
+            sharder.after(vjp.getResult(index), CollectiveKind::AllToAll,
+                          (combine ? "to_experts" : "from_experts") + tags);
+          }
+        }
+      }
+    }
+  }
+  if (blocks == 0) {
+    std::string names;
+    for (Body body : bodies)
+      names += (names.empty() ? "'" : ", '") + body.task.getName().str() + "'";
+    return op.emitDefiniteFailure()
+           << "no expert block (a chunk tagged EP) in the bodies of the "
+              "nodes given ("
+           << (names.empty() ? "only updates" : names) << ")";
+  }
+  return DiagnosedSilenceableFailure::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor parallelism
+//===----------------------------------------------------------------------===//
+
+enum class Role { None, Column, Row };
+
+DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
+                                         ArrayRef<Body> bodies) {
+  ShardOp op = sharder.op;
+  bool sequence = op.getSequenceParallel();
+  CollectiveKind reduce =
+      sequence ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
+
+  struct Pattern {
+    std::string text;
+    llvm::GlobPattern glob;
+    Role role;
+    bool used = false;
+  };
+  SmallVector<Pattern> patterns;
+  for (auto [attr, role] : {std::make_pair(op.getColumnAttr(), Role::Column),
+                            std::make_pair(op.getRowAttr(), Role::Row)}) {
+    if (!attr)
+      continue;
+    for (StringRef text : attr.getAsValueRange<StringAttr>()) {
+      llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(text);
+      if (!glob) {
+        llvm::consumeError(glob.takeError());
+        return op.emitDefiniteFailure()
+               << "malformed parameter pattern '" << text << "'";
+      }
+      patterns.push_back({text.str(), std::move(*glob), role});
+    }
+  }
+  // Column or row: the role of the parameter a linear's weight operand is.
+  auto roleOf = [&](Body body, Value weight, std::optional<Param> &param,
+                    Role &role) -> DiagnosedSilenceableFailure {
+    role = Role::None;
+    param = sharder.paramOf(body, weight);
+    if (!param)
+      return DiagnosedSilenceableFailure::success();
+    for (Pattern &pattern : patterns) {
+      if (!pattern.glob.match(param->name()))
+        continue;
+      pattern.used = true;
+      if (role != Role::None && role != pattern.role)
+        return op.emitDefiniteFailure()
+               << "parameter '" << param->name()
+               << "' matches both a column and a row pattern";
+      role = pattern.role;
+    }
+    if (role == Role::None)
+      return DiagnosedSilenceableFailure::success();
+    return sharder.split(*param, role == Role::Column ? 1 : 0,
+                         role == Role::Column ? "column-parallel"
+                                              : "row-parallel");
+  };
+
+  for (Body body : bodies) {
+    sharder.startBody();
+    StringRef node = body.task.getName();
+    // Partial sums: per-device outputs of a row-parallel linear (F) and
+    // input gradients of a column-parallel one (BI). A sum of partial sums
+    // is partial, so it is reduced once after the sum (the three input
+    // gradients of q, k and v take one all-reduce, as in Megatron).
+    llvm::SetVector<Value> partial;
+    bool hasColumn = false;
+    SmallVector<std::pair<Operation *, int64_t>> attention;
+    SmallVector<Operation *> ops;
+    body.fn.walk([&](Operation *nested) { ops.push_back(nested); });
+    for (Operation *nested : ops) {
+      std::optional<Param> param;
+      Role role;
+      if (auto linear = dyn_cast<LinearOp>(nested)) {
+        if (auto result = roleOf(body, linear.getW(), param, role);
+            !result.succeeded())
+          return result;
+        if (role == Role::None)
+          continue;
+        if (linear.getBias())
+          return op.emitDefiniteFailure()
+                 << "linear with parameter '" << param->name()
+                 << "' in the body of node '" << node
+                 << "' has a bias; tensor parallelism supports linears "
+                    "without one";
+        hasColumn |= role == Role::Column;
+        if (role == Role::Row)
+          partial.insert(linear.getResult());
+        else if (sequence)
+          sharder.gatherFor(linear->getOpOperand(0),
+                            "gather_tokens(" + param->name() + ")");
+        continue;
+      }
+      if (auto attn = dyn_cast<AttentionOp>(nested)) {
+        attention.push_back({nested, attn.getNumHeads()});
+        continue;
+      }
+      auto vjp = dyn_cast<VJPOp>(nested);
+      if (!vjp)
+        continue;
+      if (vjp.getOp() == "piper.attention")
+        if (auto heads = vjp.getForwardAttrs().getAs<IntegerAttr>("num_heads"))
+          attention.push_back({nested, heads.getInt()});
+      if (vjp.getOp() != "piper.linear" || vjp.getPrimals().size() < 2)
+        continue;
+      if (auto result = roleOf(body, vjp.getPrimals()[1], param, role);
+          !result.succeeded())
+        return result;
+      if (role == Role::None)
+        continue;
+      if (vjp.getPrimals().size() > 2)
+        return op.emitDefiniteFailure()
+               << "linear with parameter '" << param->name()
+               << "' in the body of node '" << node
+               << "' has a bias; tensor parallelism supports linears without "
+                  "one";
+      hasColumn |= role == Role::Column;
+      unsigned primals = vjp.getPrimals().size();
+      std::string gatherName = ("gather_tokens(" + param->name() + ")").str();
+      for (auto [index, wrt] : llvm::enumerate(vjp.getWrt())) {
+        if (wrt == 0 && role == Role::Column)
+          partial.insert(vjp.getResult(index));
+        if (!sequence)
+          continue;
+        // Sequence parallel: a row-parallel linear's output cotangent is
+        // split by tokens (BI, BW); a column-parallel weight gradient needs
+        // the whole input again (BW).
+        if (role == Role::Row)
+          sharder.gatherFor(vjp->getOpOperand(primals), gatherName);
+        else if (wrt == 1)
+          sharder.gatherFor(vjp->getOpOperand(0), gatherName);
+      }
+    }
+    // Close partial sums under addition.
+    for (Operation *nested : ops)
+      if (auto add = dyn_cast<AddOp>(nested))
+        if (partial.contains(add.getLhs()) && partial.contains(add.getRhs()))
+          partial.insert(add.getResult());
+    for (Value value : partial) {
+      bool absorbed = llvm::all_of(value.getUsers(), [&](Operation *user) {
+        return isa<AddOp>(user) && partial.contains(user->getResult(0));
+      });
+      if (absorbed)
+        continue;
+      sharder.setInsertionAfter(value);
+      std::string name =
+          (stringifyCollectiveKind(reduce) + "(partial sum)").str();
+      CollectiveOp collective =
+          sharder.create(value.getLoc(), reduce, value, name);
+      value.replaceUsesWithIf(collective.getResult(), [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        return user != collective &&
+               !(isa<AddOp>(user) && partial.contains(user->getResult(0)));
+      });
+    }
+    if (hasColumn)
+      for (auto [attn, heads] : attention)
+        if (heads % sharder.size != 0)
+          return op.emitDefiniteFailure()
+                 << "attention in the body of node '" << node << "' has "
+                 << heads << " heads; axis '" << sharder.axis.getValue()
+                 << "' of " << op.getMeshAttr() << " has size " << sharder.size
+                 << " and does not divide them";
+  }
+  for (const Pattern &pattern : patterns)
+    if (!pattern.used)
+      return op.emitDefiniteFailure()
+             << (pattern.role == Role::Column ? "column" : "row")
+             << " pattern '" << pattern.text
+             << "' matches no linear weight used by the nodes given";
+  return DiagnosedSilenceableFailure::success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// ShardOp::apply
+//===----------------------------------------------------------------------===//
+
+DiagnosedSilenceableFailure
+ShardOp::apply(transform::TransformRewriter &rewriter,
+               transform::TransformResults &results,
+               transform::TransformState &state) {
+  SmallVector<TaskOp> tasks;
+  for (Operation *payload : state.getPayloadOps(getNodes())) {
+    auto task = dyn_cast<TaskOp>(payload);
+    if (!task)
+      return emitDefiniteFailure()
+             << "shard acts on DAG nodes (piper.task), got '"
+             << payload->getName() << "'";
+    tasks.push_back(task);
+  }
+  if (tasks.empty())
+    return emitDefiniteFailure() << "no node to shard";
+  MeshOp mesh = lookupMesh(tasks.front(), getMeshAttr());
+  if (!mesh)
+    return emitDefiniteFailure() << "unknown mesh " << getMeshAttr();
+  if (!mesh.getAxis(getAxisName()))
+    return emitDefiniteFailure()
+           << "mesh " << getMeshAttr() << " has no axis '" << getAxisName()
+           << "' (axes: " << mesh.getAxisNamesForDiagnostic() << ")";
+
+  // Each body once; updates need no communication of their own (their
+  // gradients are synchronised by `replicate`).
+  SmallVector<Body> bodies;
+  DenseSet<Operation *> seen;
+  for (TaskOp task : tasks) {
+    if (DictionaryAttr devices = task.getDevicesAttr())
+      if (devices.get(getAxisName()))
+        return emitDefiniteFailure()
+               << "node '" << task.getName() << "' is placed on "
+               << formatDeviceGroup(devices) << "; it must run on every '"
+               << getAxisName() << "' coordinate to be sharded over it";
+    if (task.getPass() == PassKind::UPD)
+      continue;
+    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        task, task.getCalleeAttr());
+    if (!fn || fn.isExternal())
+      return emitDefiniteFailure()
+             << "node '" << task.getName() << "' calls " << task.getCalleeAttr()
+             << ", which has no body to shard";
+    if (seen.insert(fn).second)
+      bodies.push_back({fn, task});
+  }
+
+  Sharder sharder(*this, rewriter, mesh);
+  DiagnosedSilenceableFailure result = getMode() == kExpert
+                                           ? shardExperts(sharder, bodies)
+                                           : shardTensors(sharder, bodies);
+  if (!result.succeeded())
+    return result;
+  sharder.commitSplits();
+  results.set(cast<OpResult>(getCollectives()), sharder.created);
+  return DiagnosedSilenceableFailure::success();
+}

@@ -9,7 +9,8 @@
 // Directives select the chunks they act on with tag filters, as in Piper:
 // `{PP = 2, PASS = "BW", MB = "*"}`. A chunk's tags are those of its
 // `piper.annotate` and of every enclosing one, plus `PASS` (its pass; F when
-// none is set).
+// none is set). The value "none" requires a tag to be absent (`EP = "none"`:
+// dense work, outside expert blocks).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,8 @@
 namespace mlir::piper {
 
 /// A conjunction of tag constraints. Each key must be present on the chunk;
-/// its value must equal the filter's, unless the filter's value is "*".
+/// its value must equal the filter's, unless the filter's value is "*"; the
+/// value "none" instead requires the key to be absent.
 /// `PASS = "B"` also matches the BI and BW halves of a split backward.
 /// The empty filter matches every chunk.
 class TagFilter {
@@ -39,6 +41,14 @@ public:
 
   /// Whether the DAG node `task` matches.
   bool matches(TaskOp task) const;
+
+  /// Whether operand `operand` of `task` is used, inside the task's body, in
+  /// a place whose tags match: the node's tags plus those of the chunks
+  /// nested in the body around the use (an expert weight used in the body of
+  /// `F{PP=0}` inside `{EP = 0}` has PP = 0 and EP = 0). Directives use this
+  /// to act on part of a node (`replicate ... where {EP = "none"}`). A node
+  /// without a body to look into matches by its own tags.
+  bool matchesUse(TaskOp task, unsigned operand) const;
 
   /// The outermost chunks under `root` that match, in pre-order: a chunk
   /// nested in a matched chunk is part of it, not a separate match.

@@ -158,6 +158,13 @@ def ReplicateOp : Op<Transform_Dialect, "piper.replicate", [
 
     Returns the collectives created.
 
+    `where`, a tag filter, restricts the directive to the parameters and
+    gradients used inside the nodes' bodies in places whose tags match (the
+    node's tags plus those of the chunks nested around the use): in a MoE
+    model whose experts are split over `ep`, dense parameters are
+    replicated over `["dp", "ep"]` with `where {EP = "none"}` and expert
+    parameters over `["dp"]` with `where {EP = "*"}`.
+
     Example:
 
     ```mlir
@@ -165,6 +172,8 @@ def ReplicateOp : Op<Transform_Dialect, "piper.replicate", [
         : (!transform.any_op) -> !transform.any_op
     %c = transform.piper.replicate %all over @mesh ["dp"] zero = 3
         : (!transform.any_op) -> !transform.any_op
+    %d = transform.piper.replicate %all over @mesh ["dp", "ep"]
+        where {EP = "none"} : (!transform.any_op) -> !transform.any_op
     ```
 
     #### Return modes
@@ -176,16 +185,18 @@ def ReplicateOp : Op<Transform_Dialect, "piper.replicate", [
 
     **Constraints:**
     - `zero` is 0, 1, 2 or 3; `axes` is not empty.
+    - `where` is a well-formed tag filter.
   }];
   let arguments = (ins TransformHandleTypeInterface:$nodes,
                        FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
                        DefaultValuedAttr<I64Attr, "0">:$zero,
                        DefaultValuedStrAttr<StrAttr, "dp_grad">:$grad_stream,
-                       DefaultValuedStrAttr<StrAttr, "dp_param">:$param_stream);
+                       DefaultValuedStrAttr<StrAttr, "dp_param">:$param_stream,
+                       OptionalAttr<DictionaryAttr>:$where);
   let results = (outs TransformHandleTypeInterface:$collectives);
   let assemblyFormat = [{
-    $nodes `over` $mesh $axes (`zero` `=` $zero^)? attr-dict `:`
-    functional-type(operands, results)
+    $nodes `over` $mesh $axes (`zero` `=` $zero^)? (`where` $where^)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let cppNamespace = "::mlir::piper";

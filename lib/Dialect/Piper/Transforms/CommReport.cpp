@@ -11,13 +11,24 @@
 // step, by device group, kind, axes and stream. Collectives use the
 // bandwidth-optimal ring volumes over N = the product of their axes' sizes:
 // all_reduce 2 (N-1)/N x bytes, reduce_scatter, all_gather and all_to_all
-// (N-1)/N x bytes (bytes of the full tensor); a transfer sends its bytes
-// once.
+// (N-1)/N x bytes; a transfer sends its bytes once.
+//
+// Bytes are those one device holds of the value: a parameter, or the
+// gradient flowing into its update, split over other axes (tensor or expert
+// parallelism) counts its per-device shard, so the data-parallel all-reduce
+// of a column-parallel weight over tp = 2 moves half the weight's bytes.
+// Collectives inside a task's outlined body (expert all-to-alls,
+// tensor-parallel all-reduces) run once per task that calls the body:
+// microbatch copies share one body, so the callers are counted, each in its
+// own device group.
 //
 //===----------------------------------------------------------------------===//
 
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -44,6 +55,68 @@ int64_t bytesOf(Type type) {
          llvm::divideCeil(tensor.getElementType().getIntOrFloatBitWidth(), 8);
 }
 
+/// The parameter whose value `value` carries, looking through transfers
+/// and collectives (a ZeRO-3 gather), or null.
+ParamAttr paramOf(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto transfer = dyn_cast<TransferOp>(def))
+      value = transfer.getValue();
+    else if (auto collective = dyn_cast<CollectiveOp>(def))
+      value = collective.getValue();
+    else
+      return {};
+  }
+  auto arg = cast<BlockArgument>(value);
+  auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return fn ? fn.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
+                                             PiperDialect::getParamAttrName())
+            : ParamAttr();
+}
+
+/// The parameter a gradient flowing into an update task belongs to: the
+/// `param` operand of the optimizer op that consumes it in the body.
+ParamAttr paramOfGradient(Value gradient) {
+  for (OpOperand &use : gradient.getUses()) {
+    auto task = dyn_cast<TaskOp>(use.getOwner());
+    if (!task)
+      continue;
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        task, task.getCalleeAttr());
+    if (!callee || callee.isExternal())
+      continue;
+    for (Operation *user :
+         callee.getArgument(use.getOperandNumber()).getUsers()) {
+      Value param;
+      if (auto sgd = dyn_cast<SgdUpdateOp>(user))
+        param = sgd.getParam();
+      else if (auto adamw = dyn_cast<AdamWUpdateOp>(user))
+        param = adamw.getParam();
+      auto arg = dyn_cast_or_null<BlockArgument>(param);
+      if (!arg || arg.getOwner()->getParentOp() != callee)
+        continue;
+      if (ParamAttr attr = paramOf(task->getOperand(arg.getArgNumber())))
+        return attr;
+    }
+  }
+  return {};
+}
+
+/// Bytes one device holds of what `collective` moves: the per-device shard
+/// when it is (the gradient of) a parameter split over mesh axes.
+double deviceBytes(CollectiveOp collective, MeshOp mesh) {
+  double bytes = bytesOf(collective.getType());
+  ParamAttr param = paramOf(collective.getValue());
+  if (!param)
+    param = paramOfGradient(collective.getResult());
+  if (!param || !param.getPlacement() || !mesh)
+    return bytes;
+  for (ArrayAttr axes : param.getPlacement().getDims())
+    for (StringAttr axis : axes.getAsRange<StringAttr>())
+      if (MeshAxisAttr meshAxis = mesh.getAxis(axis.getValue()))
+        bytes /= meshAxis.getSize();
+  return bytes;
+}
+
 /// The device group of a node; unplaced nodes run on every device.
 std::string formatGroup(DictionaryAttr devices) {
   if (!devices || devices.empty())
@@ -60,19 +133,7 @@ struct CommReportPass
     using Key = std::tuple<std::string, std::string, std::string, std::string>;
     std::map<Key, std::pair<int64_t, double>> rows;
     std::map<std::string, double> perKind;
-    getOperation().walk([&](Operation *op) {
-      if (auto transfer = dyn_cast<TransferOp>(op)) {
-        double bytes = bytesOf(transfer.getType());
-        auto &row = rows[{formatGroup(transfer.getFrom()), "send", "-",
-                          transfer.getStream().str()}];
-        ++row.first;
-        row.second += bytes;
-        perKind["send"] += bytes;
-        return;
-      }
-      auto collective = dyn_cast<CollectiveOp>(op);
-      if (!collective)
-        return;
+    auto addCollective = [&](CollectiveOp collective, DictionaryAttr group) {
       MeshOp mesh = lookupMesh(collective, collective.getMeshAttr());
       int64_t n = 1;
       std::string axes;
@@ -84,13 +145,34 @@ struct CommReportPass
       double factor = double(n - 1) / double(n);
       if (collective.getKind() == CollectiveKind::AllReduce)
         factor *= 2;
-      double bytes = factor * bytesOf(collective.getType());
+      double bytes = factor * deviceBytes(collective, mesh);
       std::string kind = stringifyCollectiveKind(collective.getKind()).str();
-      auto &row = rows[{formatGroup(collective.getDevicesAttr()), kind, axes,
-                        collective.getStream().str()}];
+      auto &row =
+          rows[{formatGroup(group), kind, axes, collective.getStream().str()}];
       ++row.first;
       row.second += bytes;
       perKind[kind] += bytes;
+    };
+    getOperation().walk([&](DAGOp dag) {
+      for (Operation &op : dag.getBody().front().without_terminator()) {
+        if (auto transfer = dyn_cast<TransferOp>(op)) {
+          double bytes = bytesOf(transfer.getType());
+          auto &row = rows[{formatGroup(transfer.getFrom()), "send", "-",
+                            transfer.getStream().str()}];
+          ++row.first;
+          row.second += bytes;
+          perKind["send"] += bytes;
+        } else if (auto collective = dyn_cast<CollectiveOp>(op)) {
+          addCollective(collective, collective.getDevicesAttr());
+        } else if (auto task = dyn_cast<TaskOp>(op)) {
+          auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+              task, task.getCalleeAttr());
+          if (callee && !callee.isExternal())
+            callee.walk([&](CollectiveOp collective) {
+              addCollective(collective, task.getDevicesAttr());
+            });
+        }
+      }
     });
     os << "communication per device and step\n";
     os << llvm::format("%-12s %-15s %-8s %-10s %6s %14s\n", "devices", "kind",
