@@ -156,21 +156,38 @@ void printChunks(llvm::raw_ostream &os, Region &region, unsigned depth) {
   }
 }
 
-/// Prints the size of a training DAG: nodes per pass and edges.
+/// Prints the size of a training DAG: compute nodes per pass, the other
+/// nodes per kind (communication, microbatch slices and sums) and edges.
 void printDAG(llvm::raw_ostream &os, DAGOp dag) {
-  std::map<StringRef, unsigned> perPass;
+  std::map<std::string, unsigned> perPass, perKind;
   unsigned nodes = 0, dataEdges = 0, temporalEdges = 0;
-  for (auto task : dag.getBody().getOps<TaskOp>()) {
+  Block &block = dag.getBody().front();
+  for (Operation &node : block.without_terminator()) {
     ++nodes;
-    ++perPass[stringifyPassKind(task.getPass())];
-    for (Value input : task.getInputs())
-      dataEdges += isa_and_nonnull<TaskOp>(input.getDefiningOp());
-    temporalEdges += task.getAfter().size();
+    if (auto task = dyn_cast<TaskOp>(node)) {
+      ++perPass[stringifyPassKind(task.getPass()).str()];
+      temporalEdges += task.getAfter().size();
+    } else if (auto collective = dyn_cast<CollectiveOp>(node)) {
+      ++perKind[stringifyCollectiveKind(collective.getKind()).str()];
+    } else if (isa<TransferOp>(node)) {
+      ++perKind["transfer"];
+    } else {
+      ++perKind[node.getName().stripDialect().str()];
+    }
+    for (Value input : node.getOperands())
+      dataEdges +=
+          input.getDefiningOp() && input.getDefiningOp()->getBlock() == &block;
   }
   os << "  dag: " << nodes << (nodes == 1 ? " node" : " nodes") << " (";
   llvm::interleaveComma(perPass, os, [&](auto &entry) {
     os << entry.first << " " << entry.second;
   });
+  if (!perKind.empty()) {
+    os << "; ";
+    llvm::interleaveComma(perKind, os, [&](auto &entry) {
+      os << entry.first << " " << entry.second;
+    });
+  }
   os << "), " << dataEdges << " data edges, " << temporalEdges
      << " temporal edges\n";
 }
