@@ -381,7 +381,8 @@ DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
     if (!attr)
       continue;
     for (StringRef text : attr.getAsValueRange<StringAttr>()) {
-      llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(text);
+      llvm::Expected<llvm::GlobPattern> glob =
+          llvm::GlobPattern::create(text, /*MaxSubPatterns=*/64);
       if (!glob) {
         llvm::consumeError(glob.takeError());
         return op.emitDefiniteFailure()
@@ -422,6 +423,8 @@ DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
     // is partial, so it is reduced once after the sum (the three input
     // gradients of q, k and v take one all-reduce, as in Megatron).
     llvm::SetVector<Value> partial;
+    // The parameters whose partial sums a value holds, to name collectives.
+    DenseMap<Value, std::string> sources;
     bool hasColumn = false;
     SmallVector<std::pair<Operation *, int64_t>> attention;
     SmallVector<Operation *> ops;
@@ -442,9 +445,10 @@ DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
                  << "' has a bias; tensor parallelism supports linears "
                     "without one";
         hasColumn |= role == Role::Column;
-        if (role == Role::Row)
+        if (role == Role::Row) {
           partial.insert(linear.getResult());
-        else if (sequence)
+          sources[linear.getResult()] = param->name().str();
+        } else if (sequence)
           sharder.gatherFor(linear->getOpOperand(0),
                             "gather_tokens(" + param->name() + ")");
         continue;
@@ -476,8 +480,10 @@ DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
       unsigned primals = vjp.getPrimals().size();
       std::string gatherName = ("gather_tokens(" + param->name() + ")").str();
       for (auto [index, wrt] : llvm::enumerate(vjp.getWrt())) {
-        if (wrt == 0 && role == Role::Column)
+        if (wrt == 0 && role == Role::Column) {
           partial.insert(vjp.getResult(index));
+          sources[vjp.getResult(index)] = ("d " + param->name()).str();
+        }
         if (!sequence)
           continue;
         // Sequence parallel: a row-parallel linear's output cotangent is
@@ -492,8 +498,11 @@ DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
     // Close partial sums under addition.
     for (Operation *nested : ops)
       if (auto add = dyn_cast<AddOp>(nested))
-        if (partial.contains(add.getLhs()) && partial.contains(add.getRhs()))
+        if (partial.contains(add.getLhs()) && partial.contains(add.getRhs())) {
           partial.insert(add.getResult());
+          sources[add.getResult()] =
+              sources[add.getLhs()] + "+" + sources[add.getRhs()];
+        }
     for (Value value : partial) {
       bool absorbed = llvm::all_of(value.getUsers(), [&](Operation *user) {
         return isa<AddOp>(user) && partial.contains(user->getResult(0));
@@ -502,7 +511,7 @@ DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
         continue;
       sharder.setInsertionAfter(value);
       std::string name =
-          (stringifyCollectiveKind(reduce) + "(partial sum)").str();
+          (stringifyCollectiveKind(reduce) + "(" + sources[value] + ")").str();
       CollectiveOp collective =
           sharder.create(value.getLoc(), reduce, value, name);
       value.replaceUsesWithIf(collective.getResult(), [&](OpOperand &use) {
