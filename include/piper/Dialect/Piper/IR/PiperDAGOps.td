@@ -96,6 +96,12 @@ def Piper_TaskOp : Piper_Op<"task", [
     symmetric (every coordinate runs the same node), so replicas are never
     expanded.
 
+    `overlap`, set by `transform.piper.overlap` and `transform.piper.schedule`,
+    names the task this one runs concurrently with on its device group (as
+    DualPipe overlaps a forward with a backward); `sm_share` is the fraction
+    of the device's SMs it gets meanwhile; what the pair leaves (1 minus
+    both shares) is reserved for communication kernels.
+
     **Constraints:**
     - `callee` is a `func.func` in the enclosing module whose argument and
       result types are the task's operand and result types.
@@ -104,8 +110,20 @@ def Piper_TaskOp : Piper_Op<"task", [
                        Variadic<AnyType>:$inputs, DictionaryAttr:$tags,
                        Piper_PassKindAttr:$pass,
                        DefaultValuedAttr<StrArrayAttr, "{}">:$after,
-                       OptionalAttr<DictionaryAttr>:$devices);
+                       OptionalAttr<DictionaryAttr>:$devices,
+                       OptionalAttr<StrAttr>:$overlap,
+                       OptionalAttr<F64Attr>:$sm_share);
   let results = (outs Variadic<AnyType>:$outputs);
+  // Tasks are created unscheduled; `overlap` and `sm_share` come later.
+  let builders = [
+    OpBuilder<(ins "TypeRange":$outputs, "StringAttr":$name,
+                   "FlatSymbolRefAttr":$callee, "ValueRange":$inputs,
+                   "DictionaryAttr":$tags, "PassKindAttr":$pass,
+                   "ArrayAttr":$after, "DictionaryAttr":$devices), [{
+      build($_builder, $_state, outputs, name, callee, inputs, tags, pass,
+            after, devices, /*overlap=*/nullptr, /*sm_share=*/nullptr);
+    }]>
+  ];
   let assemblyFormat = [{
     $name $callee `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)
   }];

@@ -137,4 +137,45 @@ def PiperCommReport : Pass<"piper-comm-report", "::mlir::ModuleOp"> {
   }];
 }
 
+def PiperExportSchedule : Pass<"piper-export-schedule", "::mlir::ModuleOp"> {
+  let summary = "Print the per-rank pipeline schedule of a scheduled DAG";
+  let description = [{
+    Reads back, for every `piper.dag` in the module, the action list of each
+    pipeline rank and prints it through the PiperSchedule library to
+    standard output: as PyTorch `torch.distributed.pipelining` compute-only
+    CSV, a rank x time-slot text grid, Chrome-trace JSON (Perfetto) or an
+    SVG timeline; the pictures use the times of the library's simulator
+    with unit costs (F = I = W = 1). The IR is left unchanged.
+
+    The pipeline tasks are the `F`, `B`, `BI` and `BW` tasks with integer
+    `PP` and `MB` tags; each must be placed on a coordinate along `axis`,
+    which is its rank. A rank runs its tasks in a topological order of the
+    data and temporal edges, ties broken by position in the IR; a `BI` and
+    `BW` of one stage and microbatch with equal `after` lists (one order
+    group) are one `B` action, and a forward whose `overlap` names a
+    backward one F&B pair. A stage placed on two ranks is read as the two
+    directions of DualPipe, microbatches below m/2 in the first. The result
+    is checked like any library schedule (every action once, dependencies
+    respected).
+
+    Example: `piper-opt step.mlir --transform-interpreter
+    --piper-export-schedule="format=csv"` after `transform.piper.schedule
+    "1f1b"` prints what `piper-schedule --schedule=1f1b --format=csv`
+    prints for the same ranks and microbatches.
+
+    **Options:** `format` (`csv`, `grid`, `chrome` or `svg`; default
+    `grid`), `axis` (the mesh axis whose coordinate is the rank; default
+    `pp`), `b-for-input` (CSV: write input gradients as `B`, as older
+    PyTorch did).
+  }];
+  let options = [
+    Option<"format", "format", "std::string", "\"grid\"",
+           "csv, grid, chrome or svg">,
+    Option<"axis", "axis", "std::string", "\"pp\"",
+           "mesh axis whose coordinate is the pipeline rank">,
+    Option<"bForInput", "b-for-input", "bool", "false",
+           "CSV: write input gradients as B (older PyTorch)">
+  ];
+}
+
 #endif // PIPER_DIALECT_PIPER_TRANSFORMS_PASSES_TD
