@@ -199,12 +199,81 @@ void PlaceOp::getEffects(
 // ReplicateOp
 //===----------------------------------------------------------------------===//
 
+/// For each result of the update node `task`: the operand number of the
+/// parameter it is the update of, or nullopt for optimizer state.
+static SmallVector<std::optional<unsigned>> updatedParams(TaskOp task) {
+  SmallVector<std::optional<unsigned>> params(task.getNumResults());
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      task, task.getCalleeAttr());
+  if (!callee || callee.isExternal())
+    return params;
+  auto ret = cast<func::ReturnOp>(callee.getBody().front().getTerminator());
+  for (auto [index, returned] : llvm::enumerate(ret.getOperands())) {
+    Value value = returned;
+    // Through the chunk that holds the update, to what its yield returns.
+    while (auto chunk = value.getDefiningOp<AnnotateOp>())
+      value = chunk.getBody().front().getTerminator()->getOperand(
+          cast<OpResult>(value).getResultNumber());
+    // The updated parameter is an update op's first result; its first
+    // operand is the parameter (an argument of the body).
+    Operation *def = value.getDefiningOp();
+    if (!def || !isa<SgdUpdateOp, AdamWUpdateOp>(def) ||
+        cast<OpResult>(value).getResultNumber() != 0)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(def->getOperand(0));
+        arg && arg.getOwner() == &callee.getBody().front())
+      params[index] = arg.getArgNumber();
+  }
+  return params;
+}
+
+/// Packs gradient collectives into buckets of at most `bucketSize` bytes per
+/// (device group, kind, stream), in the order the gradients are produced
+/// (DAG order of their producers).
+static void assignBuckets(ArrayRef<CollectiveOp> collectives,
+                          int64_t bucketSize) {
+  auto bytesOf = [](Type type) -> int64_t {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return 0;
+    return tensor.getNumElements() *
+           llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
+  };
+  SmallVector<CollectiveOp> ordered(collectives);
+  llvm::stable_sort(ordered, [](CollectiveOp a, CollectiveOp b) {
+    Operation *pa = a.getValue().getDefiningOp();
+    Operation *pb = b.getValue().getDefiningOp();
+    if (pa == pb || !pa || !pb)
+      return false;
+    return pa->isBeforeInBlock(pb);
+  });
+  // Key: the collective's device group, kind and stream, printed.
+  llvm::StringMap<std::pair<int64_t, int64_t>> open; // key -> (bucket, bytes)
+  int64_t next = 0;
+  for (CollectiveOp op : ordered) {
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    os << op.getDevicesAttr() << "|" << stringifyCollectiveKind(op.getKind())
+       << "|" << op.getStream();
+    int64_t bytes = bytesOf(op.getType());
+    auto it = open.find(key);
+    if (it == open.end() || it->second.second + bytes > bucketSize)
+      it = open.insert_or_assign(key, std::make_pair(next++, 0)).first;
+    it->second.second += bytes;
+    op.setBucketAttr(IntegerAttr::get(IntegerType::get(op.getContext(), 64),
+                                      it->second.first));
+  }
+}
+
 LogicalResult ReplicateOp::verify() {
   if (getZero() < 0 || getZero() > 3)
     return emitOpError() << "ZeRO stage must be 0, 1, 2 or 3, got "
                          << getZero();
   if (getAxes().empty())
     return emitOpError() << "needs at least one axis to replicate over";
+  if (getBucketSize() < 0)
+    return emitOpError() << "bucket size must be non-negative, got "
+                         << getBucketSize();
   if (getWhere() &&
       failed(TagFilter::get(*getWhere(), [&]() { return emitOpError(); })))
     return failure();
@@ -280,13 +349,15 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
         CollectiveOp::create(rewriter, before->getLoc(), value.getType(),
                              rewriter.getStringAttr(name),
                              CollectiveKindAttr::get(getContext(), kind), value,
-                             getAxesAttr(), getMeshAttr(), stream, devices);
+                             getAxesAttr(), getMeshAttr(), stream, devices,
+                             /*bucket=*/IntegerAttr());
     created.push_back(op);
     return op.getResult();
   };
 
-  CollectiveKind gradKind = getZero() >= 2 ? CollectiveKind::ReduceScatter
+  CollectiveKind gradKind = getZero() >= 1 ? CollectiveKind::ReduceScatter
                                            : CollectiveKind::AllReduce;
+  SmallVector<CollectiveOp> gradCollectives;
   for (TaskOp task : tasks) {
     if (task.getPass() == PassKind::UPD) {
       // Gradients are the inputs computed by other nodes.
@@ -300,7 +371,26 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
                 .str();
         use.set(collective(task, gradKind, use.get(), name, getGradStreamAttr(),
                            task.getDevicesAttr()));
+        gradCollectives.push_back(use.get().getDefiningOp<CollectiveOp>());
       }
+      // ZeRO-1/2: each replica updated its shard; collect the parameter.
+      if (getZero() == 1 || getZero() == 2)
+        for (auto [index, updated] : llvm::enumerate(updatedParams(task))) {
+          if (!updated || !selected(task, task->getOpOperand(*updated)))
+            continue;
+          Value result = task.getOutputs()[index];
+          std::string name =
+              ("all_gather(" + task.getName() + "#" + Twine(index) + ")").str();
+          rewriter.setInsertionPointAfter(task);
+          auto gather = CollectiveOp::create(
+              rewriter, task.getLoc(), result.getType(),
+              rewriter.getStringAttr(name),
+              CollectiveKindAttr::get(getContext(), CollectiveKind::AllGather),
+              result, getAxesAttr(), getMeshAttr(), getParamStreamAttr(),
+              task.getDevicesAttr(), /*bucket=*/IntegerAttr());
+          result.replaceAllUsesExcept(gather.getResult(), gather);
+          created.push_back(gather);
+        }
       continue;
     }
     if (getZero() != 3)
@@ -336,6 +426,8 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
                          getParamStreamAttr(), task.getDevicesAttr()));
     }
   }
+  if (getBucketSize() > 0)
+    assignBuckets(gradCollectives, getBucketSize());
   results.set(cast<OpResult>(getCollectives()), created);
   return DiagnosedSilenceableFailure::success();
 }

@@ -140,7 +140,7 @@ public:
         rewriter, loc, value.getType(), rewriter.getStringAttr(name),
         CollectiveKindAttr::get(op.getContext(), kind), value, op.getAxesAttr(),
         op.getMeshAttr(), rewriter.getStringAttr(op.getStreamName()),
-        /*devices=*/DictionaryAttr());
+        /*devices=*/DictionaryAttr(), /*bucket=*/IntegerAttr());
     created.push_back(collective);
     return collective;
   }

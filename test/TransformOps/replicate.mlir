@@ -3,6 +3,11 @@
 // RUN: FileCheck %s --check-prefix=DP --input-file=%t/dp.out.mlir
 // RUN: piper-opt %t/dp.out.mlir --piper-comm-report -o /dev/null | FileCheck %s --check-prefix=DPREPORT
 // RUN: piper-opt %t/model.mlir --piper-autodiff --piper-optimizer="optimizer=sgd lr=0.1" --piper-build-dag --transform-preload-library="transform-library-paths=%t/zero2.mlir" --transform-interpreter --piper-comm-report -o /dev/null | FileCheck %s --check-prefix=ZERO2
+// RUN: piper-opt %t/model.mlir --piper-autodiff --piper-optimizer="optimizer=sgd lr=0.1" --piper-build-dag --transform-preload-library="transform-library-paths=%t/zero1.mlir" --transform-interpreter -o %t/zero1.out.mlir
+// RUN: FileCheck %s --check-prefix=ZERO1 --input-file=%t/zero1.out.mlir
+// RUN: piper-opt %t/zero1.out.mlir --piper-comm-report -o /dev/null | FileCheck %s --check-prefix=ZERO1REPORT
+// RUN: sed 's/bucket_size = 400/bucket_size = 300/' %t/zero1.mlir > %t/bucket300.mlir
+// RUN: piper-opt %t/model.mlir --piper-autodiff --piper-optimizer="optimizer=sgd lr=0.1" --piper-build-dag --transform-preload-library="transform-library-paths=%t/bucket300.mlir" --transform-interpreter --piper-comm-report -o /dev/null | FileCheck %s --check-prefix=BUCKET300
 // RUN: piper-opt %t/model.mlir --piper-autodiff --piper-optimizer="optimizer=sgd lr=0.1" --piper-build-dag --transform-preload-library="transform-library-paths=%t/zero3.mlir" --transform-interpreter -o %t/zero3.out.mlir
 // RUN: FileCheck %s --check-prefix=ZERO3 --input-file=%t/zero3.out.mlir
 // RUN: piper-opt %t/zero3.out.mlir --piper-comm-report -o /dev/null | FileCheck %s --check-prefix=ZERO3REPORT
@@ -36,8 +41,22 @@
 // DPREPORT-NEXT: pp=1         send            -        pp              1             64
 // DPREPORT:      total all                        704
 
-// ZeRO-2 reduce-scatters instead: (N-1)/N of the bytes.
+// ZeRO-2 reduce-scatters instead, (N-1)/N of the bytes, updates the shard
+// and all-gathers the updated parameter, (N-1)/N again: the same 2 (N-1)/N
+// as plain data parallelism.
+// ZERO2: total all_gather                     288
 // ZERO2: total reduce_scatter                 288
+
+// ZeRO-1 moves what ZeRO-2 does. With 400-byte buckets both gradients
+// (w2's 128 B, produced first, then w1's 256 B) share one reduce-scatter
+// call; with 300-byte buckets w1 no longer fits beside w2.
+// ZERO1:      %[[RS:.*]] = piper.collective "reduce_scatter(BW{PP=0}#0)" reduce_scatter %{{.*}} over ["dp"] of @mesh stream "dp_grad" {bucket = 0 : i64}
+// ZERO1:      %[[UPD:.*]]:2 = piper.task "UPD{PP=0}" @mlp.UPD.PP0(%{{.*}}, %[[RS]], %{{.*}})
+// ZERO1-NEXT: %[[AG:.*]] = piper.collective "all_gather(UPD{PP=0}#0)" all_gather %[[UPD]]#0 over ["dp"] of @mesh stream "dp_param" : tensor<8x4xf64>
+// ZERO1:      piper.dag_yield %{{.*}}, %[[AG]], %[[UPD]]#1,
+// ZERO1REPORT:      all          all_gather      dp       dp_param        2            288
+// ZERO1REPORT-NEXT: all          reduce_scatter  dp       dp_grad         1            288
+// BUCKET300: all          reduce_scatter  dp       dp_grad         2            288
 
 // ZeRO-3 also gathers each parameter before every node that needs its
 // value: w2 for F and BI of stage 1 (its input gradient needs it), w1 only
@@ -83,6 +102,15 @@ module attributes {transform.with_named_sequence} {
     %x1 = transform.piper.place %s1 on @mesh {pp = 1} : (!transform.any_op) -> !transform.any_op
     %all = transform.piper.match_nodes {} in %root : (!transform.any_op) -> !transform.any_op
     %c = transform.piper.replicate %all over @mesh ["dp"] : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+}
+
+//--- zero1.mlir
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %all = transform.piper.match_nodes {} in %root : (!transform.any_op) -> !transform.any_op
+    %c = transform.piper.replicate %all over @mesh ["dp"] zero = 1 bucket_size = 400 : (!transform.any_op) -> !transform.any_op
     transform.yield
   }
 }

@@ -147,14 +147,25 @@ def ReplicateOp : Op<Transform_Dialect, "piper.replicate", [
     communication that keeps them consistent:
 
     - every gradient flowing into a matched `UPD` node is summed over the
-      axes by a `piper.collective`: `all_reduce` for `zero` 0 and 1,
-      `reduce_scatter` for 2 and 3 (each replica keeps and updates its
-      shard), on `grad_stream`;
+      axes by a `piper.collective` on `grad_stream`: `all_reduce` for
+      `zero = 0`; `reduce_scatter` for 1, 2 and 3, after which each replica
+      updates only its shard of the parameter with its shard of the
+      optimizer state;
+    - with `zero` 1 and 2 (parameters replicated, optimizer state sharded),
+      each updated parameter is then collected by an `all_gather` on
+      `param_stream`; ZeRO 1 and 2 move the same bytes (2 (N-1)/N of the
+      parameters, as plain data parallelism) and differ in gradient memory;
     - with `zero = 3`, every parameter whose value a matched F, B, BI or BW
       node needs is first collected by an `all_gather` on `param_stream`,
       one per such node (the gathered copy is freed after the node); a node
       that passes the parameter only to VJPs that do not need its value
       (the weight gradient of a linear layer) does not gather it.
+
+    With `bucket_size` > 0 (bytes), gradient collectives of one device group
+    are packed, in the order their gradients are produced, into buckets of
+    at most that many bytes (a larger gradient fills a bucket alone); the
+    collectives of a bucket carry the same `bucket` number and are issued
+    as one fused call.
 
     Returns the collectives created.
 
@@ -186,17 +197,20 @@ def ReplicateOp : Op<Transform_Dialect, "piper.replicate", [
     **Constraints:**
     - `zero` is 0, 1, 2 or 3; `axes` is not empty.
     - `where` is a well-formed tag filter.
+    - `bucket_size` is non-negative.
   }];
   let arguments = (ins TransformHandleTypeInterface:$nodes,
                        FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
                        DefaultValuedAttr<I64Attr, "0">:$zero,
                        DefaultValuedStrAttr<StrAttr, "dp_grad">:$grad_stream,
                        DefaultValuedStrAttr<StrAttr, "dp_param">:$param_stream,
-                       OptionalAttr<DictionaryAttr>:$where);
+                       OptionalAttr<DictionaryAttr>:$where,
+                       DefaultValuedAttr<I64Attr, "0">:$bucket_size);
   let results = (outs TransformHandleTypeInterface:$collectives);
   let assemblyFormat = [{
     $nodes `over` $mesh $axes (`zero` `=` $zero^)? (`where` $where^)?
-    attr-dict `:` functional-type(operands, results)
+    (`bucket_size` `=` $bucket_size^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let cppNamespace = "::mlir::piper";

@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "piper/Dialect/Piper/Transforms/CommReport.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
 
@@ -34,6 +35,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace mlir::piper {
@@ -125,64 +127,77 @@ std::string formatGroup(DictionaryAttr devices) {
   return text.substr(1, text.size() - 2);
 }
 
+} // namespace
+
+SmallVector<CommVolume> mlir::piper::collectCommVolumes(Operation *root) {
+  // (group, kind, axes, stream) -> (calls, bytes per device).
+  using Key = std::tuple<std::string, std::string, std::string, std::string>;
+  std::map<Key, std::pair<int64_t, double>> rows;
+  std::set<std::pair<Key, int64_t>> buckets;
+  auto addCollective = [&](CollectiveOp collective, DictionaryAttr group) {
+    MeshOp mesh = lookupMesh(collective, collective.getMeshAttr());
+    int64_t n = 1;
+    std::string axes;
+    for (StringRef axis : collective.getAxes().getAsValueRange<StringAttr>()) {
+      n *= mesh.getAxis(axis).getSize();
+      axes += (axes.empty() ? "" : ",") + axis.str();
+    }
+    double factor = double(n - 1) / double(n);
+    if (collective.getKind() == CollectiveKind::AllReduce)
+      factor *= 2;
+    Key key{formatGroup(group),
+            stringifyCollectiveKind(collective.getKind()).str(), axes,
+            collective.getStream().str()};
+    auto &row = rows[key];
+    // Collectives of one bucket are one fused call.
+    if (!collective.getBucket() ||
+        buckets.insert({key, *collective.getBucket()}).second)
+      ++row.first;
+    row.second += factor * deviceBytes(collective, mesh);
+  };
+  root->walk([&](DAGOp dag) {
+    for (Operation &op : dag.getBody().front().without_terminator()) {
+      if (auto transfer = dyn_cast<TransferOp>(op)) {
+        auto &row = rows[{formatGroup(transfer.getFrom()), "send", "-",
+                          transfer.getStream().str()}];
+        ++row.first;
+        row.second += bytesOf(transfer.getType());
+      } else if (auto collective = dyn_cast<CollectiveOp>(op)) {
+        addCollective(collective, collective.getDevicesAttr());
+      } else if (auto task = dyn_cast<TaskOp>(op)) {
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            task, task.getCalleeAttr());
+        if (callee && !callee.isExternal())
+          callee.walk([&](CollectiveOp collective) {
+            addCollective(collective, task.getDevicesAttr());
+          });
+      }
+    }
+  });
+  SmallVector<CommVolume> volumes;
+  for (auto &[key, row] : rows) {
+    auto &[group, kind, axes, stream] = key;
+    volumes.push_back({group, kind, axes, stream, row.first, row.second});
+  }
+  return volumes;
+}
+
+namespace {
+
 struct CommReportPass
     : public piper::impl::PiperCommReportBase<CommReportPass> {
   void runOnOperation() override {
     llvm::raw_ostream &os = llvm::outs();
-    // (group, kind, axes, stream) -> (count, bytes per device).
-    using Key = std::tuple<std::string, std::string, std::string, std::string>;
-    std::map<Key, std::pair<int64_t, double>> rows;
     std::map<std::string, double> perKind;
-    auto addCollective = [&](CollectiveOp collective, DictionaryAttr group) {
-      MeshOp mesh = lookupMesh(collective, collective.getMeshAttr());
-      int64_t n = 1;
-      std::string axes;
-      for (StringRef axis :
-           collective.getAxes().getAsValueRange<StringAttr>()) {
-        n *= mesh.getAxis(axis).getSize();
-        axes += (axes.empty() ? "" : ",") + axis.str();
-      }
-      double factor = double(n - 1) / double(n);
-      if (collective.getKind() == CollectiveKind::AllReduce)
-        factor *= 2;
-      double bytes = factor * deviceBytes(collective, mesh);
-      std::string kind = stringifyCollectiveKind(collective.getKind()).str();
-      auto &row =
-          rows[{formatGroup(group), kind, axes, collective.getStream().str()}];
-      ++row.first;
-      row.second += bytes;
-      perKind[kind] += bytes;
-    };
-    getOperation().walk([&](DAGOp dag) {
-      for (Operation &op : dag.getBody().front().without_terminator()) {
-        if (auto transfer = dyn_cast<TransferOp>(op)) {
-          double bytes = bytesOf(transfer.getType());
-          auto &row = rows[{formatGroup(transfer.getFrom()), "send", "-",
-                            transfer.getStream().str()}];
-          ++row.first;
-          row.second += bytes;
-          perKind["send"] += bytes;
-        } else if (auto collective = dyn_cast<CollectiveOp>(op)) {
-          addCollective(collective, collective.getDevicesAttr());
-        } else if (auto task = dyn_cast<TaskOp>(op)) {
-          auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-              task, task.getCalleeAttr());
-          if (callee && !callee.isExternal())
-            callee.walk([&](CollectiveOp collective) {
-              addCollective(collective, task.getDevicesAttr());
-            });
-        }
-      }
-    });
     os << "communication per device and step\n";
     os << llvm::format("%-12s %-15s %-8s %-10s %6s %14s\n", "devices", "kind",
                        "axes", "stream", "count", "bytes");
     double total = 0;
-    for (auto &[key, row] : rows) {
-      auto &[group, kind, axes, stream] = key;
-      os << llvm::format("%-12s %-15s %-8s %-10s %6lld %14.0f\n", group.c_str(),
-                         kind.c_str(), axes.c_str(), stream.c_str(),
-                         (long long)row.first, row.second);
+    for (const CommVolume &row : collectCommVolumes(getOperation())) {
+      os << llvm::format("%-12s %-15s %-8s %-10s %6lld %14.0f\n",
+                         row.group.c_str(), row.kind.c_str(), row.axes.c_str(),
+                         row.stream.c_str(), (long long)row.calls, row.bytes);
+      perKind[row.kind] += row.bytes;
     }
     for (auto &[kind, bytes] : perKind) {
       os << llvm::format("total %-15s %14.0f\n", kind.c_str(), bytes);

@@ -172,8 +172,11 @@ def Piper_CollectiveOp : Piper_Op<"collective", [
     all its replicas, so the collective's value is its operand's; `kind`
     says what moves: `all_reduce` and `reduce_scatter` sum gradients over
     data-parallel replicas (ZeRO-0/1 and ZeRO-2/3), `all_gather` collects a
-    ZeRO-3 parameter before use, `all_to_all` moves tokens between experts.
-    `devices` is the device group it runs on, as for tasks.
+    ZeRO-3 parameter before use (or a ZeRO-1/2 parameter after its sharded
+    update), `all_to_all` moves tokens between experts.
+    `devices` is the device group it runs on, as for tasks. Collectives with
+    the same `bucket` number (set by `replicate`'s `bucket_size`) are issued
+    together as one fused call.
 
     A collective is either a node of a `piper.dag` (between tasks, as
     `transform.piper.replicate` adds them) or an op inside an outlined task
@@ -196,7 +199,8 @@ def Piper_CollectiveOp : Piper_Op<"collective", [
   let arguments = (ins StrAttr:$name, Piper_CollectiveKindAttr:$kind,
                        AnyType:$value, StrArrayAttr:$axes,
                        FlatSymbolRefAttr:$mesh, StrAttr:$stream,
-                       OptionalAttr<DictionaryAttr>:$devices);
+                       OptionalAttr<DictionaryAttr>:$devices,
+                       OptionalAttr<I64Attr>:$bucket);
   let results = (outs AnyType:$result);
   let assemblyFormat = [{
     $name `` $kind $value `over` $axes `of` $mesh `stream` $stream attr-dict `:`
