@@ -24,6 +24,8 @@
 
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 using namespace mlir;
@@ -72,6 +74,11 @@ sched::Result<sched::Schedule> buildFor(StringRef name,
     return mismatch("one stage per rank");
   }
   return sched::buildSchedule(name.str(), ranks, tasks.numMicrobatches, v);
+}
+
+/// 0.5, 1.1: numbers in diagnostics as users write them.
+std::string shortNumber(double value) {
+  return llvm::formatv("{0}", llvm::format("%g", value)).str();
 }
 
 } // namespace
@@ -278,12 +285,13 @@ LogicalResult OverlapOp::verify() {
   for (Attribute share : shares) {
     double value = cast<FloatAttr>(share).getValueAsDouble();
     if (!(value > 0 && value <= 1))
-      return emitOpError() << "SM share " << value << " is not in (0, 1]";
+      return emitOpError() << "SM share " << shortNumber(value)
+                           << " is not in (0, 1]";
     sum += value;
   }
   // Shares are decimal fractions; allow for their binary rounding.
   if (sum > 1 + 1e-9)
-    return emitOpError() << "SM shares sum to " << sum
+    return emitOpError() << "SM shares sum to " << shortNumber(sum)
                          << ", more than the whole device";
   return success();
 }
