@@ -70,6 +70,8 @@ private:
   LogicalResult sweep(Block &block);
   void addCotangent(Value value, Value cotangent);
   Value getCotangent(Value value);
+  void sumLeavingCotangents(AnnotateOp chunk,
+                            const DenseMap<Value, size_t> &partsBefore);
   void classify();
   Value expose(Value value);
   void exposeSavedActivations();
@@ -128,6 +130,27 @@ Value Differentiator::getCotangent(Value value) {
   return sum;
 }
 
+/// Several contributions the backward of `chunk` made to the cotangent of
+/// a value defined outside it (a stage's input read by both a residual and
+/// a norm) are summed inside that backward, so one value, not one per use,
+/// crosses to the defining chunk: with pipeline stages, one transfer.
+void Differentiator::sumLeavingCotangents(
+    AnnotateOp chunk, const DenseMap<Value, size_t> &partsBefore) {
+  Region &inside = chunk.getBody();
+  for (auto &[value, parts] : cotangents) {
+    if (inside.isAncestor(value.getParentRegion()))
+      continue;
+    size_t before = partsBefore.lookup(value);
+    if (parts.size() < before + 2)
+      continue;
+    Value sum = parts[before];
+    for (Value part : llvm::drop_begin(parts, before + 1))
+      sum = AddOp::create(builder, value.getLoc(), sum.getType(), sum, part);
+    parts.resize(before);
+    parts.push_back(sum);
+  }
+}
+
 LogicalResult Differentiator::sweep(Block &block) {
   for (Operation &op : llvm::reverse(block.without_terminator())) {
     if (auto annotate = dyn_cast<AnnotateOp>(op)) {
@@ -142,7 +165,12 @@ LogicalResult Differentiator::sweep(Block &block) {
             addCotangent(yielded, part);
         }
       recorder.path.push_back(annotate);
+      DenseMap<Value, size_t> partsBefore;
+      for (auto &[value, parts] : cotangents)
+        partsBefore[value] = parts.size();
       LogicalResult swept = sweep(annotate.getBody().front());
+      if (succeeded(swept))
+        sumLeavingCotangents(annotate, partsBefore);
       recorder.path.pop_back();
       if (failed(swept))
         return failure();
