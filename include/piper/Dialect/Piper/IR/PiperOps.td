@@ -16,6 +16,7 @@ include "piper/Dialect/Piper/IR/PiperNNOps.td"
 include "piper/Dialect/Piper/IR/PiperOptimizerOps.td"
 include "piper/Dialect/Piper/IR/PiperDAGOps.td"
 include "piper/Dialect/Piper/IR/PiperMicrobatchOps.td"
+include "piper/Dialect/Piper/IR/PiperProgramOps.td"
 include "piper/Dialect/Piper/IR/PiperInterfaces.td"
 
 //===----------------------------------------------------------------------===//
