@@ -48,7 +48,29 @@ using namespace mlir::piper;
 
 namespace {
 
-int64_t bytesOf(Type type) {
+/// Bytes one device holds of what `collective` moves: the per-device shard
+/// when it is (the gradient of) a parameter split over mesh axes.
+double deviceBytes(CollectiveOp collective, MeshOp mesh) {
+  double bytes = getTensorBytes(collective.getType());
+  ParamAttr param = getCarriedParam(collective.getValue());
+  if (!param)
+    param = getParamOfGradient(collective.getResult());
+  if (!param || !mesh)
+    return bytes;
+  return bytes / double(getSplitFactor(param, mesh));
+}
+
+/// The device group of a node; unplaced nodes run on every device.
+std::string formatGroup(DictionaryAttr devices) {
+  if (!devices || devices.empty())
+    return "all";
+  std::string text = formatDeviceGroup(devices);
+  return text.substr(1, text.size() - 2);
+}
+
+} // namespace
+
+int64_t mlir::piper::getTensorBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape() ||
       !tensor.getElementType().isIntOrFloat())
@@ -57,9 +79,7 @@ int64_t bytesOf(Type type) {
          llvm::divideCeil(tensor.getElementType().getIntOrFloatBitWidth(), 8);
 }
 
-/// The parameter whose value `value` carries, looking through transfers
-/// and collectives (a ZeRO-3 gather), or null.
-ParamAttr paramOf(Value value) {
+ParamAttr mlir::piper::getCarriedParam(Value value) {
   while (Operation *def = value.getDefiningOp()) {
     if (auto transfer = dyn_cast<TransferOp>(def))
       value = transfer.getValue();
@@ -75,9 +95,7 @@ ParamAttr paramOf(Value value) {
             : ParamAttr();
 }
 
-/// The parameter a gradient flowing into an update task belongs to: the
-/// `param` operand of the optimizer op that consumes it in the body.
-ParamAttr paramOfGradient(Value gradient) {
+ParamAttr mlir::piper::getParamOfGradient(Value gradient) {
   for (OpOperand &use : gradient.getUses()) {
     auto task = dyn_cast<TaskOp>(use.getOwner());
     if (!task)
@@ -96,38 +114,24 @@ ParamAttr paramOfGradient(Value gradient) {
       auto arg = dyn_cast_or_null<BlockArgument>(param);
       if (!arg || arg.getOwner()->getParentOp() != callee)
         continue;
-      if (ParamAttr attr = paramOf(task->getOperand(arg.getArgNumber())))
+      if (ParamAttr attr =
+              getCarriedParam(task->getOperand(arg.getArgNumber())))
         return attr;
     }
   }
   return {};
 }
 
-/// Bytes one device holds of what `collective` moves: the per-device shard
-/// when it is (the gradient of) a parameter split over mesh axes.
-double deviceBytes(CollectiveOp collective, MeshOp mesh) {
-  double bytes = bytesOf(collective.getType());
-  ParamAttr param = paramOf(collective.getValue());
-  if (!param)
-    param = paramOfGradient(collective.getResult());
+int64_t mlir::piper::getSplitFactor(ParamAttr param, MeshOp mesh) {
+  int64_t factor = 1;
   if (!param || !param.getPlacement() || !mesh)
-    return bytes;
+    return factor;
   for (ArrayAttr axes : param.getPlacement().getDims())
     for (StringAttr axis : axes.getAsRange<StringAttr>())
       if (MeshAxisAttr meshAxis = mesh.getAxis(axis.getValue()))
-        bytes /= meshAxis.getSize();
-  return bytes;
+        factor *= meshAxis.getSize();
+  return factor;
 }
-
-/// The device group of a node; unplaced nodes run on every device.
-std::string formatGroup(DictionaryAttr devices) {
-  if (!devices || devices.empty())
-    return "all";
-  std::string text = formatDeviceGroup(devices);
-  return text.substr(1, text.size() - 2);
-}
-
-} // namespace
 
 SmallVector<CommVolume> mlir::piper::collectCommVolumes(Operation *root) {
   // (group, kind, axes, stream) -> (calls, bytes per device).
@@ -161,7 +165,7 @@ SmallVector<CommVolume> mlir::piper::collectCommVolumes(Operation *root) {
         auto &row = rows[{formatGroup(transfer.getFrom()), "send", "-",
                           transfer.getStream().str()}];
         ++row.first;
-        row.second += bytesOf(transfer.getType());
+        row.second += getTensorBytes(transfer.getType());
       } else if (auto collective = dyn_cast<CollectiveOp>(op)) {
         addCollective(collective, collective.getDevicesAttr());
       } else if (auto task = dyn_cast<TaskOp>(op)) {

@@ -195,6 +195,11 @@ mlir::piper::addOrderEdges(DAGOp dag,
   return success();
 }
 
+FailureOr<SmallVector<Operation *>>
+mlir::piper::getTopologicalOrder(DAGOp dag) {
+  return NodeGraph(dag).topologicalOrder();
+}
+
 bool mlir::piper::dependsOn(DAGOp dag, Operation *to, Operation *from) {
   NodeGraph graph(dag);
   unsigned target = graph.index.lookup(to);

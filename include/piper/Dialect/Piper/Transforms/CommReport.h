@@ -16,6 +16,8 @@
 #ifndef PIPER_DIALECT_PIPER_TRANSFORMS_COMMREPORT_H
 #define PIPER_DIALECT_PIPER_TRANSFORMS_COMMREPORT_H
 
+#include "piper/Dialect/Piper/IR/PiperOps.h"
+
 #include "mlir/IR/Operation.h"
 
 #include <string>
@@ -40,6 +42,25 @@ struct CommVolume {
 /// The rows for every DAG under `root`, sorted by (group, kind, axes,
 /// stream).
 SmallVector<CommVolume> collectCommVolumes(Operation *root);
+
+// Helpers shared with the memory plan (MemoryPlan.h), so that both count a
+// parameter's per-device bytes the same way.
+
+/// Bytes of a statically shaped tensor of integers or floats, else 0.
+int64_t getTensorBytes(Type type);
+
+/// The parameter whose value `value` carries, looking through transfers
+/// and collectives (a ZeRO-3 gather), or null.
+ParamAttr getCarriedParam(Value value);
+
+/// The parameter a gradient flowing into an update task belongs to: the
+/// `param` operand of the optimizer op that consumes it in the body, or
+/// null.
+ParamAttr getParamOfGradient(Value gradient);
+
+/// The product of the sizes of the mesh axes that split `param` (tensor or
+/// expert parallelism): one device holds 1/factor of it. 1 when unplaced.
+int64_t getSplitFactor(ParamAttr param, MeshOp mesh);
 
 } // namespace mlir::piper
 

@@ -178,4 +178,57 @@ def PiperExportSchedule : Pass<"piper-export-schedule", "::mlir::ModuleOp"> {
   ];
 }
 
+def PiperMemoryPlan : Pass<"piper-memory-plan", "::mlir::ModuleOp"> {
+  let summary = "Print the peak memory of each device group, by kind";
+  let description = [{
+    Plans the memory of every `piper.dag` in the module, per device group
+    (one device stands for the group: replicas hold the same): the group's
+    nodes are walked in the order it runs them (its tasks in the
+    topological order of the data and temporal edges, ties broken by IR
+    position; a send, gradient collective or accumulator right after its
+    inputs; a receive, ZeRO-3 gather or microbatch slice right before its
+    first consumer), and every value lives from the step that produces it
+    to its last use in the group. Parameters (per-device shards: split
+    axes, and the data-parallel degree at ZeRO-3) and optimizer state
+    (sharded over the data-parallel axes from ZeRO-1) live throughout;
+    gradients are full until ZeRO-2's reduce-scatter; microbatch
+    contributions accumulate in place into one accumulator per gradient;
+    updates write in place. The ZeRO stage is read from the collectives of
+    `transform.piper.replicate` (an all-reduce: 0; a gather of the
+    parameter: 3; a reduce-scatter: 2, or 1 when the parameter's placement
+    says `zero = 1`).
+
+    For each group it prints the peak bytes, the step and node where it
+    occurs and the breakdown there (params, grads, optimizer, activations,
+    comm, other), each kind's own maximum with the most microbatches whose
+    saved activations are live at once, and the allocations left after
+    greedy reuse of freed buffers of the same power-of-two size class.
+
+    ```
+    memory plan of @mlp (bytes per device)
+    pp=0: peak 1984 at step 9 of 24 'F{PP=0,MB=3}'
+      params 256 grads 0 optimizer 520 activations 1024 comm 0 other 184
+      max: params 256 grads 256 optimizer 520 activations 1024 (4 microbatches) comm 0 other 184
+      reuse: 26 buffers in 9 allocations, 2552 bytes reserved
+    ```
+
+    With `budget` > 0, a group whose peak exceeds it is an error at the
+    node of the peak: `device group pp=0 needs 1984 bytes at its peak (step
+    9 of 24, 'F{PP=0,MB=3}'), over the budget of 1500 bytes`. A module
+    without a DAG, a DAG with both placed and unplaced tasks, and a cycle
+    are errors. The IR is left unchanged.
+
+    **Options:** `budget` (bytes per device; 0, the default, checks
+    nothing), `list-buffers` (also print every buffer: its first and last
+    step, kind, bytes and the value, node result or argument, that
+    allocates it).
+  }];
+  let options = [
+    Option<"budget", "budget", "int64_t", /*default=*/"0",
+           "bytes one device may use; 0 for no limit">,
+    Option<"listBuffers", "list-buffers", "bool", /*default=*/"false",
+           "also print every buffer with its steps, kind and bytes">
+  ];
+}
+
 #endif // PIPER_DIALECT_PIPER_TRANSFORMS_PASSES_TD

@@ -45,6 +45,11 @@ LogicalResult addOrderEdges(DAGOp dag,
                             ArrayRef<SmallVector<OrderGroup>> sequences,
                             function_ref<InFlightDiagnostic()> emitError);
 
+/// The nodes of `dag` in a topological order of its data and temporal
+/// edges, ties broken by position in the IR (the order every reader of a
+/// scheduled DAG uses: schedule export, memory planning); fails on a cycle.
+FailureOr<SmallVector<Operation *>> getTopologicalOrder(DAGOp dag);
+
 /// Whether `to` depends on `from` through the data and temporal edges of
 /// `dag` (both are nodes of it).
 bool dependsOn(DAGOp dag, Operation *to, Operation *from);
