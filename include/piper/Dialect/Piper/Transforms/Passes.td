@@ -117,8 +117,17 @@ def PiperBuildDAG : Pass<"piper-build-dag", "::mlir::ModuleOp"> {
     `BI{PP=1}`, `BW{PP=1}`, `BI{PP=0}`, `BW{PP=0}`, `UPD{PP=0}` and
     `UPD{PP=1}`.
 
-    **Options:** none.
+    With `fuse-backward`, each chunk's BI and BW become one `B` node whose
+    body `@<fn>.B.<tags>` calls the outlined BI and BW bodies in turn
+    (`B{PP=1}`), as schedules without zero-bubble splitting (GPipe, 1F1B)
+    see them; `transform.piper.split_backward` splits such nodes back into
+    BI and BW.
   }];
+  let options = [
+    Option<"fuseBackward", "fuse-backward", "bool", /*default=*/"false",
+           "Emit one B node per chunk (calling its BI and BW bodies) instead "
+           "of separate BI and BW nodes">,
+  ];
 }
 
 def PiperCommReport : Pass<"piper-comm-report", "::mlir::ModuleOp"> {
@@ -176,6 +185,59 @@ def PiperExportSchedule : Pass<"piper-export-schedule", "::mlir::ModuleOp"> {
     Option<"bForInput", "b-for-input", "bool", "false",
            "CSV: write input gradients as B (older PyTorch)">
   ];
+}
+
+def PiperPartition : Pass<"piper-partition", "::mlir::ModuleOp"> {
+  let summary = "Split a scheduled DAG into one device program per role";
+  let description = [{
+    For every function holding a `piper.dag`, adds one `piper.program` per
+    distinct device group of its nodes (`@<fn>.pp0` for `{pp = 0}`; one
+    `@<fn>.all` with role `{}` when nothing is placed). Replicas along the
+    axes a group does not name share its program, so the programs do not
+    depend on the data-, tensor- or expert-parallel degree.
+
+    Nodes are taken in one topological order of the DAG's data and temporal
+    edges, ties broken by position in the IR, and each program lists its
+    share in that order, so every stream's order follows the directives.
+    Tasks become `piper.launch` on stream `compute` (the later task of an
+    overlapped pair on `compute_overlap`); a `piper.transfer` becomes a
+    `piper.send` in the source program and a `piper.recv` in the
+    destination, tagged by their count between the two programs; a DAG
+    `piper.collective` becomes a `piper.comm` on its stream; accumulates
+    become `piper.sum`, microbatches and step arguments `piper.input`, the
+    step's results `piper.output`. Where a value (or an `after` edge)
+    crosses streams, the producer's stream records an event that the
+    consumer's stream waits for. Collectives inside task bodies stay there.
+
+    The step function and its DAG are kept (the interpreter still runs
+    them); the programs are added after it.
+
+    **Options:** none.
+  }];
+}
+
+def PiperVerifyPrograms : Pass<"piper-verify-programs", "::mlir::ModuleOp"> {
+  let summary = "Check a module's device programs together";
+  let description = [{
+    Checks the `piper.program`s of the module as one distributed step:
+
+    - every `piper.send` has exactly one `piper.recv` in its peer naming the
+      sender and the same tag, of the same type, and every receive a send;
+    - every event waited on is recorded, earlier in program order;
+    - the members of each communicator (programs whose roles differ only
+      along a collective's axes, on one stream) issue its collectives in
+      the same order, with the same kinds and types;
+    - the programs cannot deadlock under blocking semantics (a stream runs
+      its instructions in order; a send blocks until its receive, a
+      collective until every member issues it, a wait until its record):
+      the streams are run symbolically, and when none can advance, the
+      wait-for relation between blocked streams is searched for a cycle,
+      which the error prints with the programs, streams and ops involved.
+
+    The IR is left unchanged; the first fault is an error.
+
+    **Options:** none.
+  }];
 }
 
 def PiperMemoryPlan : Pass<"piper-memory-plan", "::mlir::ModuleOp"> {
