@@ -147,8 +147,8 @@ bool isForwardOp(Operation *op) {
 
 /// Checks one op of the function body for `create`.
 LogicalResult checkSupported(Operation *op) {
-  if (isa<AnnotateOp, YieldOp, func::ReturnOp, DAGOp, DAGYieldOp, TaskOp,
-          TransferOp, CollectiveOp, MicrobatchOp, AccumulateOp>(op) ||
+  if (isa<AnnotateOp, YieldOp, func::ReturnOp, func::CallOp, DAGOp, DAGYieldOp,
+          TaskOp, TransferOp, CollectiveOp, MicrobatchOp, AccumulateOp>(op) ||
       isForwardOp(op)) {
     // Types are checked below.
   } else if (auto vjp = dyn_cast<VJPOp>(op)) {
@@ -468,6 +468,16 @@ LogicalResult Executor::execute(Operation &op,
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
       .Case([&](arith::ConstantOp o) { return executeConstant(o, results); })
       .Case([&](VJPOp o) { return executeVJP(o, results); })
+      .Case([&](func::CallOp o) -> LogicalResult {
+        // Checked at creation: the callee has a single-block body.
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            o, o.getCalleeAttr());
+        Executor body(precision);
+        for (auto [arg, input] :
+             llvm::zip(callee.getArguments(), o.getOperands()))
+          body.bind(arg, lookup(input));
+        return body.runBlock(callee.getBody().front(), results);
+      })
       .Case([&](MatmulOp o) {
         return single(op, results, [&](Out &out) {
           return ref::matmul(tensor(o.getLhs()), tensor(o.getRhs()), out);
@@ -899,6 +909,18 @@ FailureOr<Interpreter> Interpreter::create(func::FuncOp fn,
         if (!callee || callee.isExternal() || !callee.getBody().hasOneBlock()) {
           task.emitError() << "piper-interp: node '" << task.getName()
                            << "' calls " << task.getCalleeAttr()
+                           << ", which has no single-block body to run";
+          return WalkResult::interrupt();
+        }
+        if (seen.insert(callee).second)
+          worklist.push_back(callee);
+      }
+      // A fused backward body calls its BI and BW parts.
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            call, call.getCalleeAttr());
+        if (!callee || callee.isExternal() || !callee.getBody().hasOneBlock()) {
+          call.emitError() << "piper-interp: call to " << call.getCalleeAttr()
                            << ", which has no single-block body to run";
           return WalkResult::interrupt();
         }

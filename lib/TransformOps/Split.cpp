@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -310,6 +311,103 @@ SplitOp::apply(transform::TransformRewriter &rewriter,
 }
 
 void SplitOp::getEffects(
+    SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
+  transform::consumesHandle(getNodesMutable(), effects);
+  transform::producesHandle(getOperation()->getOpResults(), effects);
+  transform::modifiesPayload(effects);
+}
+
+//===----------------------------------------------------------------------===//
+// SplitBackwardOp
+//===----------------------------------------------------------------------===//
+
+DiagnosedSilenceableFailure
+SplitBackwardOp::apply(transform::TransformRewriter &rewriter,
+                       transform::TransformResults &results,
+                       transform::TransformState &state) {
+  MLIRContext *ctx = getContext();
+  SmallVector<Operation *> parts;
+  for (Operation *op : state.getPayloadOps(getNodes())) {
+    auto task = dyn_cast<TaskOp>(op);
+    if (!task)
+      return emitDefiniteFailure()
+             << "split_backward acts on DAG nodes (piper.task), got '"
+             << op->getName() << "'";
+    if (task.getPass() != PassKind::B)
+      continue;
+    // The fused body: call BI, call BW, return.
+    auto body = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        task, task.getCalleeAttr());
+    SmallVector<func::CallOp> calls;
+    bool shaped = body && !body.isExternal() && body.getBody().hasOneBlock();
+    if (shaped) {
+      for (Operation &inner : body.getBody().front().without_terminator()) {
+        auto call = dyn_cast<func::CallOp>(inner);
+        shaped &= bool(call);
+        if (call)
+          calls.push_back(call);
+      }
+      shaped &= calls.size() == 2;
+    }
+    if (!shaped)
+      return emitDefiniteFailure()
+             << "node '" << task.getName()
+             << "' has no BI and BW parts to split: its body is not the two "
+                "calls --piper-build-dag=fuse-backward emits";
+    Block &block = body.getBody().front();
+    auto ret = cast<func::ReturnOp>(block.getTerminator());
+
+    // Body values -> DAG values: arguments are the task's inputs, call
+    // results the new nodes' outputs.
+    IRMapping mapping;
+    mapping.map(block.getArguments(), task.getInputs());
+    std::string name = task.getName().str();
+    std::string suffix = name.substr(1); // "{PP=0,MB=1}..."
+    rewriter.setInsertionPoint(task);
+    SmallVector<TaskOp> halves;
+    static constexpr PassKind kHalves[] = {PassKind::BI, PassKind::BW};
+    for (auto [call, pass] : llvm::zip(calls, kHalves)) {
+      SmallVector<Value> inputs = llvm::map_to_vector(
+          call.getOperands(), [&](Value v) { return mapping.lookup(v); });
+      auto half = TaskOp::create(
+          rewriter, task.getLoc(), call.getResultTypes(),
+          rewriter.getStringAttr(stringifyPassKind(pass) + suffix),
+          call.getCalleeAttr(), inputs, task.getTags(),
+          PassKindAttr::get(ctx, pass),
+          pass == PassKind::BI ? task.getAfterAttr()
+                               : rewriter.getStrArrayAttr({}),
+          task.getDevicesAttr());
+      mapping.map(call.getResults(), half.getOutputs());
+      halves.push_back(half);
+      parts.push_back(half);
+    }
+    for (auto [result, returned] :
+         llvm::zip(task.getOutputs(), ret.getOperands()))
+      result.replaceAllUsesWith(mapping.lookup(returned));
+    // Temporal edges to the fused node wait for both halves.
+    auto dag = task->getParentOfType<DAGOp>();
+    for (auto other : dag.getBody().getOps<TaskOp>()) {
+      if (!llvm::is_contained(other.getAfter().getAsValueRange<StringAttr>(),
+                              task.getName()))
+        continue;
+      SmallVector<Attribute> after;
+      for (StringRef before : other.getAfter().getAsValueRange<StringAttr>()) {
+        if (before != task.getName()) {
+          after.push_back(rewriter.getStringAttr(before));
+          continue;
+        }
+        for (TaskOp half : halves)
+          after.push_back(half.getNameAttr());
+      }
+      other.setAfterAttr(rewriter.getArrayAttr(after));
+    }
+    rewriter.eraseOp(task);
+  }
+  results.set(cast<OpResult>(getParts()), parts);
+  return DiagnosedSilenceableFailure::success();
+}
+
+void SplitBackwardOp::getEffects(
     SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
   transform::consumesHandle(getNodesMutable(), effects);
   transform::producesHandle(getOperation()->getOpResults(), effects);

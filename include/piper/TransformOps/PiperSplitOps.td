@@ -72,4 +72,42 @@ def SplitOp : Op<Transform_Dialect, "piper.split", [
   let cppNamespace = "::mlir::piper";
 }
 
+def SplitBackwardOp : Op<Transform_Dialect, "piper.split_backward", [
+    DeclareOpInterfaceMethods<TransformOpInterface>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "splits fused backward nodes into input- and weight-gradient";
+  let description = [{
+    Replaces every `B` node in `nodes` (as `--piper-build-dag=fuse-backward`
+    makes them: a body that calls the chunk's outlined BI body, then its BW
+    body) by a `BI` node calling the first and a `BW` node calling the
+    second, named `BI{...}` and `BW{...}` with the same tags, microbatch and
+    device group. What BI hands to BW becomes a data edge; zero-bubble
+    schedules can then run BW later. Temporal edges to the B node now wait
+    for both halves. Nodes of other passes in the handle are left alone
+    (`--piper-build-dag` without `fuse-backward` already splits every
+    backward). Returns the new nodes, BI then BW per split node.
+
+    Example:
+
+    ```mlir
+    %b = transform.piper.match_nodes {PASS = "B"} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %parts = transform.piper.split_backward %b
+        : (!transform.any_op) -> !transform.any_op
+    ```
+
+    #### Return modes
+
+    Fails (definitely) when a payload op is not a DAG task, or a B node's
+    body is not the two calls `--piper-build-dag=fuse-backward` emits,
+    naming the node. Consumes the `nodes` handle.
+  }];
+  let arguments = (ins TransformHandleTypeInterface:$nodes);
+  let results = (outs TransformHandleTypeInterface:$parts);
+  let assemblyFormat = [{
+    $nodes attr-dict `:` functional-type(operands, results)
+  }];
+  let cppNamespace = "::mlir::piper";
+}
+
 #endif // PIPER_TRANSFORMOPS_PIPERSPLITOPS_TD

@@ -70,7 +70,92 @@ std::string bodyName(StringRef function, PassKind pass, DictionaryAttr tags) {
   return name;
 }
 
+/// Replaces each pair of BI and BW tasks with the same tags by one B task
+/// whose body calls the two outlined bodies in turn: what BI hands to BW
+/// stays inside, everything else either produces is a result.
+void fuseBackward(DAGOp dag, SymbolTable &symbols) {
+  MLIRContext *ctx = dag.getContext();
+  llvm::DenseMap<DictionaryAttr, SmallVector<TaskOp>> weightParts;
+  for (auto task : dag.getBody().getOps<TaskOp>())
+    if (task.getPass() == PassKind::BW)
+      weightParts[task.getTags()].push_back(task);
+  // Collected first: fusing erases tasks.
+  SmallVector<TaskOp> inputParts;
+  for (auto task : dag.getBody().getOps<TaskOp>())
+    if (task.getPass() == PassKind::BI)
+      inputParts.push_back(task);
+  for (TaskOp inputPart : inputParts) {
+    auto it = weightParts.find(inputPart.getTags());
+    if (it == weightParts.end() || it->second.size() != 1)
+      continue;
+    TaskOp weightPart = it->second.front();
+    llvm::SetVector<Value> inputs;
+    inputs.insert(inputPart.getInputs().begin(), inputPart.getInputs().end());
+    for (Value input : weightPart.getInputs())
+      if (input.getDefiningOp() != inputPart)
+        inputs.insert(input);
+    SmallVector<Value> outputs;
+    for (Value output : inputPart.getOutputs())
+      if (llvm::any_of(output.getUsers(),
+                       [&](Operation *user) { return user != weightPart; }))
+        outputs.push_back(output);
+    llvm::append_range(outputs, weightPart.getOutputs());
+
+    OpBuilder moduleBuilder(symbols.getOp()->getContext());
+    moduleBuilder.setInsertionPointToEnd(
+        &symbols.getOp()->getRegion(0).front());
+    auto biBody = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        inputPart, inputPart.getCalleeAttr());
+    std::string name = biBody.getSymName().str();
+    if (size_t at = name.find(".BI"); at != std::string::npos)
+      name.replace(at, 3, ".B");
+    auto body = func::FuncOp::create(
+        moduleBuilder, inputPart.getLoc(), name,
+        FunctionType::get(ctx, ValueRange(inputs.getArrayRef()).getTypes(),
+                          ValueRange(outputs).getTypes()));
+    body.setPrivate();
+    symbols.insert(body);
+    OpBuilder b = OpBuilder::atBlockEnd(body.addEntryBlock());
+    IRMapping mapping;
+    for (auto [value, arg] : llvm::zip(inputs, body.getArguments()))
+      mapping.map(value, arg);
+    auto callInputPart = func::CallOp::create(
+        b, inputPart.getLoc(), inputPart.getCalleeAttr(),
+        inputPart.getOutputs().getTypes(),
+        llvm::map_to_vector(inputPart.getInputs(),
+                            [&](Value v) { return mapping.lookup(v); }));
+    mapping.map(inputPart.getOutputs(), callInputPart.getResults());
+    auto callWeightPart = func::CallOp::create(
+        b, weightPart.getLoc(), weightPart.getCalleeAttr(),
+        weightPart.getOutputs().getTypes(),
+        llvm::map_to_vector(weightPart.getInputs(),
+                            [&](Value v) { return mapping.lookup(v); }));
+    mapping.map(weightPart.getOutputs(), callWeightPart.getResults());
+    func::ReturnOp::create(b, inputPart.getLoc(),
+                           llvm::map_to_vector(outputs, [&](Value v) {
+                             return mapping.lookup(v);
+                           }));
+
+    std::string nodeName = inputPart.getName().str();
+    if (StringRef(nodeName).starts_with("BI"))
+      nodeName.erase(1, 1);
+    OpBuilder taskBuilder(inputPart);
+    auto fused = TaskOp::create(
+        taskBuilder, inputPart.getLoc(), ValueRange(outputs).getTypes(),
+        taskBuilder.getStringAttr(nodeName), FlatSymbolRefAttr::get(body),
+        inputs.getArrayRef(), inputPart.getTags(),
+        PassKindAttr::get(ctx, PassKind::B), taskBuilder.getStrArrayAttr({}),
+        /*devices=*/DictionaryAttr());
+    for (auto [output, result] : llvm::zip(outputs, fused.getOutputs()))
+      output.replaceUsesWithIf(
+          result, [&](OpOperand &use) { return use.getOwner() != weightPart; });
+    weightPart->erase();
+    inputPart->erase();
+  }
+}
+
 struct BuildDAGPass : public piper::impl::PiperBuildDAGBase<BuildDAGPass> {
+  using Base::Base;
   LogicalResult build(func::FuncOp fn);
 
   void runOnOperation() override {
@@ -221,6 +306,8 @@ LogicalResult BuildDAGPass::build(func::FuncOp fn) {
   b.setInsertionPointToEnd(dagBlock);
   DAGYieldOp::create(b, fn.getLoc(), returnOp.getOperands());
   returnOp->setOperands(dag.getResults());
+  if (fuseBackward)
+    ::fuseBackward(dag, symbols);
   // Constants no task captured any more are dead.
   for (Operation &op : llvm::make_early_inc_range(entry))
     if (op.hasTrait<OpTrait::ConstantLike>() && op.use_empty())
