@@ -108,7 +108,7 @@ LogicalResult ProgramOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                  << "mesh " << getMeshAttr() << " has no axis '" << axis
                  << "' (axes: " << mesh.getAxisNamesForDiagnostic() << ")";
     } else if (auto output = dyn_cast<OutputOp>(op)) {
-      int64_t index = output.getIndex();
+      int64_t index = output.getIndexAttr().getInt();
       if (index < 0 || index >= (int64_t)stepResults.size())
         return output.emitOpError()
                << "result " << index << " is out of range: " << getStepAttr()
@@ -119,7 +119,7 @@ LogicalResult ProgramOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                << stepResults[index] << " of result " << index << " of "
                << getStepAttr();
     } else if (auto input = dyn_cast<InputOp>(op)) {
-      int64_t index = input.getIndex();
+      int64_t index = input.getIndexAttr().getInt();
       if (index < 0 || index >= (int64_t)stepInputs.size())
         return input.emitOpError()
                << "argument " << index << " is out of range: " << getStepAttr()
@@ -151,23 +151,25 @@ LogicalResult ProgramOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult InputOp::verify() {
-  if (getIndex() < 0)
+  if (getIndexAttr().getInt() < 0)
     return emitOpError() << "argument index must be non-negative";
   bool any = getMicrobatch() || getCount() || getDim();
   bool all = getMicrobatch() && getCount() && getDim();
   if (any && !all)
     return emitOpError() << "a microbatch needs 'microbatch', 'of' and "
                             "'along' together";
-  if (all && (*getCount() < 1 || *getMicrobatch() < 0 ||
-              *getMicrobatch() >= *getCount() || *getDim() < 0))
-    return emitOpError() << "microbatch " << *getMicrobatch() << " of "
-                         << *getCount() << " along " << *getDim()
-                         << " is out of range";
+  if (!all)
+    return success();
+  int64_t microbatch = getMicrobatchAttr().getInt();
+  int64_t count = getCountAttr().getInt(), dim = getDimAttr().getInt();
+  if (count < 1 || microbatch < 0 || microbatch >= count || dim < 0)
+    return emitOpError() << "microbatch " << microbatch << " of " << count
+                         << " along " << dim << " is out of range";
   return success();
 }
 
 LogicalResult OutputOp::verify() {
-  if (getIndex() < 0)
+  if (getIndexAttr().getInt() < 0)
     return emitOpError() << "result index must be non-negative";
   return success();
 }
@@ -205,11 +207,11 @@ static LogicalResult verifyPeer(Operation *op, FlatSymbolRefAttr peer,
 }
 
 LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyPeer(*this, getPeerAttr(), getTag(), symbolTable);
+  return verifyPeer(*this, getPeerAttr(), getTagAttr().getInt(), symbolTable);
 }
 
 LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyPeer(*this, getPeerAttr(), getTag(), symbolTable);
+  return verifyPeer(*this, getPeerAttr(), getTagAttr().getInt(), symbolTable);
 }
 
 //===----------------------------------------------------------------------===//
@@ -227,14 +229,16 @@ LogicalResult CommOp::verify() {
 }
 
 LogicalResult RecordOp::verify() {
-  if (getEvent() < 0)
-    return emitOpError() << "event must be non-negative, got " << getEvent();
+  // I64Attr getters are unsigned: read the signed value.
+  if (int64_t event = getEventAttr().getInt(); event < 0)
+    return emitOpError() << "event must be non-negative, got " << event;
   return success();
 }
 
 LogicalResult WaitOp::verify() {
-  if (getEvent() < 0)
-    return emitOpError() << "event must be non-negative, got " << getEvent();
+  // I64Attr getters are unsigned: read the signed value.
+  if (int64_t event = getEventAttr().getInt(); event < 0)
+    return emitOpError() << "event must be non-negative, got " << event;
   return success();
 }
 
