@@ -809,7 +809,7 @@ struct MemoryPlanPass
       if (budget <= 0)
         return;
       for (const DeviceMemoryPlan &plan : *plans) {
-        if (plan.peakBytes() <= budget)
+        if (plan.peakBytes() <= int64_t(budget))
           continue;
         Operation *at =
             plan.steps.empty() ? dag.getOperation() : plan.steps[plan.peakStep];
@@ -817,7 +817,7 @@ struct MemoryPlanPass
                         << plan.peakBytes() << " bytes at its peak (step "
                         << plan.peakStep + 1 << " of " << plan.steps.size()
                         << ", '" << getNodeName(at) << "'), over the budget of "
-                        << budget << " bytes";
+                        << int64_t(budget) << " bytes";
         failedAny = true;
       }
     });
