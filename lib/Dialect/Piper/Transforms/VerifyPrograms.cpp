@@ -387,10 +387,10 @@ LogicalResult Verifier::simulate() {
   };
   Operation *first = queues[cycle.front()].current();
   InFlightDiagnostic diag = first->emitError() << "deadlock: ";
-  for (unsigned q : cycle)
-    diag << describeQueue(q) << " blocks in " << describe(queues[q].current())
-         << ", waiting for ";
-  diag << describeQueue(cycle.front());
+  for (auto [i, q] : llvm::enumerate(cycle))
+    diag << (i ? ", which blocks in " : "") << (i ? "" : describeQueue(q))
+         << (i ? "" : " blocks in ") << describe(queues[q].current())
+         << ", waiting for " << describeQueue(cycle[(i + 1) % cycle.size()]);
   for (unsigned q : cycle.drop_front())
     diag.attachNote(queues[q].current()->getLoc())
         << describeQueue(q) << " blocks here";
