@@ -1,0 +1,348 @@
+//===- MemoryPlanTest.cpp - Memory plans vs hand-computed figures ---------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The memory plan of issue 6 against figures computed here from the model
+// configs, not from the plan:
+//
+//   ZeRO over N with AdamW (P = parameter bytes, n = parameters; every
+//   parameter has an exp_avg and exp_avg_sq like itself and an 8-byte step
+//   counter), at the first update, when every gradient is final:
+//
+//     stage   params   grads   optimizer
+//     0       P        P       2P + 8n
+//     1       P        P       2P/N + 8n
+//     2       P        P/N     2P/N + 8n
+//     3       P/N      P/N     2P/N + 8n
+//
+//   and at ZeRO-3 the most parameter bytes at once are P/N plus the copies
+//   gathered for one node: all of P for the single forward node.
+//
+//   Pipelines of p stages (one per rank) and m microbatches: rank r keeps
+//   the saved activations of m microbatches under GPipe and of
+//   min(m, p - r) under 1F1B, M_B each, where M_B of a stage is computed
+//   here from a split, unplaced DAG as the bytes of the distinct forward
+//   outputs that the stage's backward tasks of microbatch 0 read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "piper/Dialect/Piper/Transforms/MemoryPlan.h"
+#include "piper/Dialect/Piper/Transforms/Passes.h"
+#include "piper/InitAllPiper.h"
+#include "piper/ModelGen/ModelGen.h"
+
+#include "mlir/Dialect/Transform/IR/TransformOps.h"
+#include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+#include <algorithm>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::piper;
+
+namespace {
+
+constexpr int64_t kBytes = 8; // f64
+
+class MemoryPlans : public ::testing::Test {
+protected:
+  MemoryPlans() {
+    DialectRegistry registry;
+    registerPiper(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    handler.emplace(&context, [this](Diagnostic &diag) {
+      diagnostics += diag.str() + "\n";
+      return success();
+    });
+  }
+
+  /// piper-gen's `config` with `stages` pipeline chunks (`layers` layers
+  /// when > 0) on `mesh` at ZeRO `zero`, through autodiff, AdamW and
+  /// build-dag, then the transform `directives` (the body of the entry
+  /// sequence, `%root` being the module).
+  OwningOpRef<ModuleOp> build(StringRef configName, int64_t stages,
+                              StringRef mesh, int64_t zero,
+                              StringRef directives, int64_t layers = 0) {
+    const modelgen::ModelConfig *config =
+        modelgen::lookupNamedConfig(configName);
+    EXPECT_TRUE(config) << configName.str();
+    if (!config)
+      return {};
+    modelgen::GenOptions options;
+    options.model = config->model;
+    options.config = *config;
+    if (layers > 0)
+      options.config.layers = layers;
+    options.pipelineStages = stages;
+    options.zero = zero;
+    options.dtype = modelgen::ElementKind::F64;
+    auto axes = modelgen::parseMeshSpec(mesh);
+    EXPECT_TRUE(bool(axes));
+    if (!axes)
+      return {};
+    options.mesh = *axes;
+    auto module = modelgen::buildModel(&context, options);
+    EXPECT_TRUE(bool(module)) << llvm::toString(module.takeError());
+    if (!module)
+      return {};
+    OwningOpRef<ModuleOp> payload = std::move(*module);
+
+    PassManager pm(&context);
+    pm.addPass(createPiperAutodiff());
+    PiperOptimizerOptions optimizer;
+    optimizer.optimizer = "adamw";
+    pm.addPass(createPiperOptimizer(optimizer));
+    pm.addPass(createPiperBuildDAG());
+    EXPECT_TRUE(succeeded(pm.run(*payload))) << diagnostics;
+
+    std::string source = "module attributes {transform.with_named_sequence} {\n"
+                         "  transform.named_sequence @__transform_main(%root: "
+                         "!transform.any_op {transform.readonly}) {\n" +
+                         directives.str() + "\n    transform.yield\n  }\n}\n";
+    OwningOpRef<ModuleOp> script =
+        parseSourceString<ModuleOp>(source, &context, "directives.mlir");
+    EXPECT_TRUE(script) << diagnostics << source;
+    if (!script)
+      return {};
+    auto entry =
+        script->lookupSymbol<transform::NamedSequenceOp>("__transform_main");
+    EXPECT_TRUE(succeeded(transform::applyTransformNamedSequence(
+        *payload, entry, *script, transform::TransformOptions())))
+        << diagnostics;
+    EXPECT_TRUE(succeeded(mlir::verify(*payload))) << diagnostics;
+    return payload;
+  }
+
+  static DAGOp dagOf(ModuleOp module) {
+    DAGOp dag;
+    module.walk([&](DAGOp op) { dag = op; });
+    return dag;
+  }
+
+  std::vector<DeviceMemoryPlan> plan(ModuleOp module) {
+    DAGOp dag = dagOf(module);
+    EXPECT_TRUE(dag);
+    if (!dag)
+      return {};
+    auto plans = planMemory(dag, [&]() { return dag.emitError(); });
+    EXPECT_TRUE(succeeded(plans)) << diagnostics;
+    return succeeded(plans) ? *plans : std::vector<DeviceMemoryPlan>();
+  }
+
+  /// Parameter bytes and count of `config`.
+  static std::pair<int64_t, int64_t> paramBytes(StringRef configName) {
+    const modelgen::ModelConfig *config =
+        modelgen::lookupNamedConfig(configName);
+    int64_t bytes = 0, count = 0;
+    for (const modelgen::ParamSpec &param :
+         modelgen::getParameters(config->model, *config)) {
+      int64_t size = kBytes;
+      for (int64_t d : param.shape)
+        size *= d;
+      bytes += size;
+      ++count;
+    }
+    return {bytes, count};
+  }
+
+  MLIRContext context;
+  std::string diagnostics;
+  std::optional<ScopedDiagnosticHandler> handler;
+};
+
+constexpr const char *kAll = "    %all = transform.piper.match_nodes {} in "
+                             "%root : (!transform.any_op) -> "
+                             "!transform.any_op\n";
+
+std::string replicate(int zero) {
+  return (kAll +
+          Twine("    %c = transform.piper.replicate %all over @mesh [\"dp\"] "
+                "zero = ") +
+          Twine(zero) + " : (!transform.any_op) -> !transform.any_op\n")
+      .str();
+}
+
+/// The first step of `plan` that runs an update.
+unsigned firstUpdate(const DeviceMemoryPlan &plan) {
+  for (auto [i, node] : llvm::enumerate(plan.steps))
+    if (auto task = dyn_cast<TaskOp>(node);
+        task && task.getPass() == PassKind::UPD)
+      return i;
+  ADD_FAILURE() << "no update in group " << plan.group;
+  return 0;
+}
+
+class ZeRO : public MemoryPlans,
+             public ::testing::WithParamInterface<const char *> {};
+
+TEST_P(ZeRO, ModelStatesMatchTheTextbookAtEveryStage) {
+  constexpr int64_t n = 4;
+  auto [p, count] = paramBytes(GetParam());
+  for (int zero = 0; zero <= 3; ++zero) {
+    SCOPED_TRACE("ZeRO-" + std::to_string(zero));
+    auto module = build(GetParam(), 1, "dp=4", zero, replicate(zero));
+    ASSERT_TRUE(module);
+    std::vector<DeviceMemoryPlan> plans = plan(*module);
+    ASSERT_EQ(plans.size(), 1u);
+    const DeviceMemoryPlan &all = plans.front();
+    EXPECT_EQ(all.group, "all");
+    const MemoryBreakdown &atUpdate = all.live[firstUpdate(all)];
+    EXPECT_EQ(atUpdate[MemoryKind::Params], zero == 3 ? p / n : p);
+    EXPECT_EQ(atUpdate[MemoryKind::Grads], zero >= 2 ? p / n : p);
+    EXPECT_EQ(atUpdate[MemoryKind::OptimizerState],
+              (zero >= 1 ? 2 * p / n : 2 * p) + kBytes * count);
+    EXPECT_EQ(all.maxPerKind[MemoryKind::OptimizerState],
+              atUpdate[MemoryKind::OptimizerState]);
+    // Full gradients never outnumber the parameters.
+    EXPECT_LE(all.maxPerKind[MemoryKind::Grads], p + p / n);
+    if (zero < 2)
+      EXPECT_EQ(all.maxPerKind[MemoryKind::Grads], p);
+    // ZeRO-3: the shards plus every parameter gathered for the one forward.
+    EXPECT_EQ(all.maxPerKind[MemoryKind::Params], zero == 3 ? p / n + p : p);
+    // Reuse never needs more allocations than buffers, and the peak fits
+    // in what is reserved.
+    EXPECT_LE(all.numAllocations, all.numTransientBuffers);
+    EXPECT_GE(all.reservedBytes, all.peakBytes());
+    const modelgen::ModelConfig &config =
+        *modelgen::lookupNamedConfig(GetParam());
+    for (const modelgen::ParamSpec &param :
+         modelgen::getParameters(config.model, config)) {
+      ParamSharding sharding = getParamSharding(dagOf(*module), param.name);
+      EXPECT_EQ(sharding.zero, unsigned(zero)) << param.name;
+      EXPECT_EQ(sharding.dataParallel, n) << param.name;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(TinyModels, ZeRO,
+                         ::testing::Values("tiny-mlp", "tiny-gpt"),
+                         [](const auto &info) {
+                           std::string name = info.param;
+                           return name == "tiny-gpt" ? "GPT" : "MLP";
+                         });
+
+/// `split`, then stage s on {pp = s}, then `schedule` (none when empty).
+std::string pipeline(int64_t stages, int64_t microbatches, StringRef schedule) {
+  std::string text = kAll;
+  text += "    %mb = transform.piper.split %all into " +
+          std::to_string(microbatches) +
+          " microbatches : (!transform.any_op) -> !transform.any_op\n";
+  for (int64_t s = 0; s < stages; ++s) {
+    std::string index = std::to_string(s);
+    text += "    %s" + index + " = transform.piper.match_nodes {PP = " + index +
+            "} in %root : (!transform.any_op) -> !transform.any_op\n"
+            "    %x" +
+            index + " = transform.piper.place %s" + index +
+            " on @mesh {pp = " + index +
+            "} : (!transform.any_op) -> !transform.any_op\n";
+  }
+  if (!schedule.empty())
+    text += "    transform.piper.schedule \"" + schedule.str() +
+            "\" in %root : !transform.any_op\n";
+  return text;
+}
+
+class Pipelines : public MemoryPlans {
+protected:
+  /// M_B of each stage: bytes of the distinct forward outputs read by the
+  /// stage's backward tasks of microbatch 0, in a split, unplaced DAG.
+  std::vector<int64_t> activationBytes(StringRef configName, int64_t stages,
+                                       int64_t layers) {
+    std::string split = kAll;
+    split += "    %mb = transform.piper.split %all into 2 microbatches : "
+             "(!transform.any_op) -> !transform.any_op\n";
+    auto module = build(configName, stages, "pp=" + std::to_string(stages), 0,
+                        split, layers);
+    std::vector<int64_t> bytes(stages, 0);
+    if (!module)
+      return bytes;
+    std::vector<llvm::SetVector<Value>> saved(stages);
+    dagOf(*module).walk([&](TaskOp task) {
+      auto pp = task.getTags().getAs<IntegerAttr>("PP");
+      auto mb = task.getTags().getAs<IntegerAttr>("MB");
+      if (!pp || !mb || mb.getInt() != 0 || task.getPass() == PassKind::F ||
+          task.getPass() == PassKind::UPD)
+        return;
+      for (Value input : task.getInputs())
+        if (auto producer = input.getDefiningOp<TaskOp>();
+            producer && producer.getPass() == PassKind::F)
+          saved[pp.getInt()].insert(input);
+    });
+    for (int64_t s = 0; s < stages; ++s)
+      for (Value value : saved[s]) {
+        auto type = cast<RankedTensorType>(value.getType());
+        bytes[s] += type.getNumElements() * kBytes;
+      }
+    return bytes;
+  }
+};
+
+TEST_F(Pipelines, GPipeKeepsEveryMicrobatchAnd1F1BOnlyPMinusR) {
+  constexpr int64_t p = 4;
+  std::vector<int64_t> mb = activationBytes("tiny-mlp", p, p);
+  for (int64_t s = 0; s < p; ++s)
+    EXPECT_GT(mb[s], 0) << "stage " << s;
+  for (int64_t m : {4, 8}) {
+    for (StringRef schedule : {"gpipe", "1f1b"}) {
+      SCOPED_TRACE((schedule + " m=" + Twine(m)).str());
+      auto module = build("tiny-mlp", p, "pp=4", 0, pipeline(p, m, schedule),
+                          /*layers=*/p);
+      ASSERT_TRUE(module);
+      std::vector<DeviceMemoryPlan> plans = plan(*module);
+      ASSERT_EQ(plans.size(), size_t(p));
+      for (int64_t r = 0; r < p; ++r) {
+        int64_t inFlight = schedule == "gpipe" ? m : std::min(m, p - r);
+        EXPECT_EQ(plans[r].group, "pp=" + std::to_string(r));
+        EXPECT_EQ(plans[r].maxActivationMicrobatches, inFlight) << "rank " << r;
+        EXPECT_EQ(plans[r].maxPerKind[MemoryKind::Activations],
+                  inFlight * mb[r])
+            << "rank " << r;
+      }
+    }
+  }
+}
+
+TEST_F(Pipelines, GradientsAccumulateInOneBufferPerParameter) {
+  // With 8 microbatches the weight gradients of a stage still take the
+  // bytes of its parameters once (contributions are added as produced).
+  auto module =
+      build("tiny-mlp", 4, "pp=4", 0, pipeline(4, 8, "1f1b"), /*layers=*/4);
+  ASSERT_TRUE(module);
+  for (const DeviceMemoryPlan &group : plan(*module))
+    EXPECT_EQ(group.maxPerKind[MemoryKind::Grads],
+              group.maxPerKind[MemoryKind::Params])
+        << group.group;
+}
+
+TEST_F(Pipelines, PartlyPlacedDAGsAreRejected) {
+  std::string directives =
+      "    %s0 = transform.piper.match_nodes {PP = 0} in %root : "
+      "(!transform.any_op) -> !transform.any_op\n"
+      "    %x0 = transform.piper.place %s0 on @mesh {pp = 0} : "
+      "(!transform.any_op) -> !transform.any_op\n";
+  auto module = build("tiny-mlp", 2, "pp=2", 0, directives);
+  ASSERT_TRUE(module);
+  DAGOp dag = dagOf(*module);
+  diagnostics.clear();
+  EXPECT_TRUE(failed(planMemory(dag, [&]() { return dag.emitError(); })));
+  EXPECT_NE(diagnostics.find("has no device group, but 'F{PP=0}' is placed "
+                             "on {pp=0}; place every task"),
+            std::string::npos)
+      << diagnostics;
+}
+
+} // namespace
