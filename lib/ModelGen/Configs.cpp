@@ -89,6 +89,13 @@ ArrayRef<ModelConfig> modelgen::getNamedConfigs() {
   // sequence per step, the microbatch the pipeline schedules move around
   // (grow it with --batch for data parallelism); capacity factor 1.0.
   // Parameter totals: about 1.08e9 and 9.48e9.
+  //
+  // deepseek_v3 has DeepSeek-V3's sizes (61 layers, hidden 7168, 128 heads,
+  // 256 routed experts of width 2048, top-8, vocabulary 129280, sequence
+  // 4096) in this generator's MoE block: every layer MoE, standard
+  // attention instead of MLA, no shared expert and no dense first layers,
+  // so its parameter count differs from the published 671e9. It exists for
+  // compile-scale benchmarks; the IR carries only shapes.
   using K = ModelKind;
   // clang-format off
   static const ModelConfig configs[] = {
@@ -98,6 +105,7 @@ ArrayRef<ModelConfig> modelgen::getNamedConfigs() {
       {"tiny-moe", K::MoE,  2,   16,  2,   16, 4, 2,     32,    8, 2,  0, 0.0},
       {"qwen3_1b", K::MoE, 16, 1024,  8, 3584, 4, 2, 151936,  512, 1,  0, 1.0},
       {"qwen3_9b", K::MoE, 24, 2048, 16, 7168, 8, 2, 151936, 2048, 1,  0, 1.0},
+      {"deepseek_v3", K::MoE, 61, 7168, 128, 2048, 256, 8, 129280, 4096, 1, 0, 1.0},
   };
   // clang-format on
   return configs;

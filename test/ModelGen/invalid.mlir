@@ -4,7 +4,7 @@
 // NONE: piper-gen: error: give --model=mlp|gpt|moe or --config=NAME (see --list-configs)
 
 // RUN: not piper-gen --config=llama3_8b 2>&1 | FileCheck %s --check-prefix=CONFIG
-// CONFIG: piper-gen: error: unknown config 'llama3_8b'; known configs: tiny-mlp, tiny-gpt, tiny-moe, qwen3_1b, qwen3_9b
+// CONFIG: piper-gen: error: unknown config 'llama3_8b'; known configs: tiny-mlp, tiny-gpt, tiny-moe, qwen3_1b, qwen3_9b, deepseek_v3
 
 // RUN: not piper-gen --model=cnn 2>&1 | FileCheck %s --check-prefix=MODEL
 // MODEL: piper-gen: error: unknown model 'cnn'; expected mlp, gpt or moe

@@ -9,6 +9,7 @@
 // CHECK-NEXT: tiny-moe  moe        2     16     2    16       4     2      32     8     2    - 16 (T)             9424
 // CHECK-NEXT: qwen3_1b  moe       16   1024     8  3584       4     2  151936   512     1    - 256 (f=1)    1083016192
 // CHECK-NEXT: qwen3_9b  moe       24   2048    16  7168       8     2  151936  2048     1    - 512 (f=1)    9481193472
+// CHECK-NEXT: deepseek_v3 moe       61   7168   128  2048     256     8  129280  4096     1    - 128 (f=1)    702234588160
 // CHECK-NOT:  {{.}}
 
 // HELP:      OVERVIEW: piper-gen: emits the forward training step
