@@ -13,11 +13,11 @@
 # and schedule. Replicas share programs, so the programs must not change
 # with the device count: the script fails if they do.
 #
-#   bench/compile-scale.sh            # the full table (about 2 minutes)
+#   bench/compile-scale.sh            # the full table (about 3 minutes)
 #   bench/compile-scale.sh --tiny     # tiny-moe at small meshes (CI smoke)
 #
 # Environment: PIPER_BIN (default build/bin), MB (microbatches, default 64;
-# 4 with --tiny), REPEAT (default 3; 1 with --tiny).
+# 4 with --tiny), REPEAT (default 5; 1 with --tiny).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${PIPER_BIN:-build/bin}
@@ -32,7 +32,7 @@ if [ "${1:-}" = "--tiny" ]; then
   )
 else
   MB=${MB:-64}
-  REPEAT=${REPEAT:-3}
+  REPEAT=${REPEAT:-5}
   # PP 16 with 16 stages (1F1B) or 32 in V order (DualPipeV). qwen3_9b has
   # 24 layers, too few for 32 stages: its DualPipeV runs 8 ranks x 2 stages
   # and twice the data parallelism, for the same device counts.
