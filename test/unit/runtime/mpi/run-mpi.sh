@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs one multi-rank runtime test under mpiexec and judges it by its exit
+# status, its output and its wall time, so that a hang fails the test (via
+# `timeout`) instead of stalling ctest.
+#
+#   run-mpi.sh <mpiexec> <ranks> <expect: pass|fail> <max-seconds> \
+#              <regex that the output must match, or -> -- <program> <args...>
+#
+# pass: exit 0 and one "PASS" line per rank. fail: a non-zero exit, no
+# "UNREACHABLE" line (no rank got past the failure), within max-seconds.
+set -u
+mpiexec=$1 ranks=$2 expect=$3 max=$4 regex=$5
+shift 5
+[ "$1" = "--" ] && shift
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+start=$(date +%s.%N)
+# A hard limit well above max-seconds: the test must fail, not hang, if the
+# runtime's own timeout does not fire.
+timeout --kill-after=5 $((max * 3)) "$mpiexec" -n "$ranks" "$@" >"$log" 2>&1
+status=$?
+elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+cat "$log"
+echo "run-mpi: exit status $status after ${elapsed} s (limit ${max} s)"
+
+die() { echo "run-mpi: FAILED: $*"; exit 1; }
+# 124: `timeout` stopped it. (137 alone is not a hang: mpiexec reports a
+# rank killed by SIGKILL that way too; the elapsed time below tells them apart.)
+[ "$status" -eq 124 ] && die "hung: stopped by timeout"
+if [ "$(echo "$elapsed > $max" | bc)" -eq 1 ]; then
+  die "took ${elapsed} s, more than ${max} s"
+fi
+if [ "$regex" != "-" ] && ! grep -Eq -- "$regex" "$log"; then
+  die "output does not match /$regex/"
+fi
+if [ "$expect" = pass ]; then
+  [ "$status" -eq 0 ] || die "exit status $status"
+  passes=$(grep -c '^PASS ' "$log")
+  [ "$passes" -eq "$ranks" ] || die "$passes of $ranks ranks passed"
+else
+  [ "$status" -ne 0 ] || die "exit status 0, expected a failure"
+  grep -q UNREACHABLE "$log" && die "a rank got past the failure"
+fi
+echo "run-mpi: ok"
