@@ -428,6 +428,43 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
   }
   if (getBucketSize() > 0)
     assignBuckets(gradCollectives, getBucketSize());
+
+  // Record the stage and the axes on each updated parameter's placement,
+  // where memory planning and lowering read them (ZeRO-1 and ZeRO-2 make
+  // the same collectives, so they could not tell otherwise).
+  for (TaskOp task : tasks) {
+    if (task.getPass() != PassKind::UPD)
+      continue;
+    for (std::optional<unsigned> operand : updatedParams(task)) {
+      if (!operand || !selected(task, task->getOpOperand(*operand)))
+        continue;
+      auto arg = dyn_cast<BlockArgument>(task->getOperand(*operand));
+      ParamAttr param = paramOf(task->getOperand(*operand));
+      if (!arg || !param)
+        continue;
+      // The directive is the strategy: its stage replaces the model's.
+      PlacementAttr placement = param.getPlacement();
+      SmallVector<Attribute> replicated;
+      if (placement)
+        llvm::append_range(replicated, placement.getReplicated());
+      for (Attribute axis : getAxes())
+        if (!llvm::is_contained(replicated, axis))
+          replicated.push_back(axis);
+      SmallVector<ArrayAttr> dims;
+      if (placement)
+        llvm::append_range(dims, placement.getDims());
+      else
+        dims.assign(cast<RankedTensorType>(arg.getType()).getRank(),
+                    rewriter.getArrayAttr({}));
+      auto recorded = PlacementAttr::get(
+          getContext(), placement ? placement.getMesh() : getMeshAttr(), dims,
+          rewriter.getArrayAttr(replicated), unsigned(getZero()));
+      auto fn = cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+      fn.setArgAttr(arg.getArgNumber(), PiperDialect::getParamAttrName(),
+                    ParamAttr::get(getContext(), param.getName(),
+                                   param.getInit(), param.getStd(), recorded));
+    }
+  }
   results.set(cast<OpResult>(getCollectives()), created);
   return DiagnosedSilenceableFailure::success();
 }

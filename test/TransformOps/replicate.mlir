@@ -50,6 +50,9 @@
 // ZeRO-1 moves what ZeRO-2 does. With 400-byte buckets both gradients
 // (w2's 128 B, produced first, then w1's 256 B) share one reduce-scatter
 // call; with 300-byte buckets w1 no longer fits beside w2.
+// The stage (here replacing the model's zero = 3) is recorded on the
+// parameter, where memory planning reads it.
+// ZERO1:      #piper.param<"w1", normal(0.1), placement = #piper.placement<@mesh, [{}, {}], replicated = {dp}, zero = 1>>
 // ZERO1:      %[[RS:.*]] = piper.collective "reduce_scatter(BW{PP=0}#0)" reduce_scatter %{{.*}} over ["dp"] of @mesh stream "dp_grad" {bucket = 0 : i64}
 // ZERO1:      %[[UPD:.*]]:2 = piper.task "UPD{PP=0}" @mlp.UPD.PP0(%{{.*}}, %[[RS]], %{{.*}})
 // ZERO1-NEXT: %[[AG:.*]] = piper.collective "all_gather(UPD{PP=0}#0)" all_gather %[[UPD]]#0 over ["dp"] of @mesh stream "dp_param" : tensor<8x4xf64>

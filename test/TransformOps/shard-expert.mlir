@@ -18,8 +18,9 @@
 // RUN: diff %t/plain.txt %t/sharded.txt
 // RUN: FileCheck %s --check-prefix=STEP --input-file=%t/sharded.txt
 
-// Expert weights are split on dim 0 (the experts) over ep; dense ones stay.
-// CHECK: #piper.param<"layers.0.attn.wq", normal(0.02), placement = #piper.placement<@mesh, [{}, {}], replicated = {dp}>>
+// Expert weights are split on dim 0 (the experts) over ep; dense ones stay,
+// and replicate records that they are replicated over dp and ep.
+// CHECK: #piper.param<"layers.0.attn.wq", normal(0.02), placement = #piper.placement<@mesh, [{}, {}], replicated = {dp, ep}>>
 // CHECK: #piper.param<"layers.0.mlp.experts.w_gate", normal(0.02), placement = #piper.placement<@mesh, [{ep}, {}, {}], replicated = {dp}>>
 
 // Dense gradients are summed over dp x ep (every ep rank is a data-parallel

@@ -167,6 +167,10 @@ def ReplicateOp : Op<Transform_Dialect, "piper.replicate", [
     collectives of a bucket carry the same `bucket` number and are issued
     as one fused call.
 
+    The stage and the axes are recorded on every updated parameter's
+    `#piper.placement` (`replicated`, `zero`), replacing the model's stage:
+    memory planning and lowering read them there.
+
     Returns the collectives created.
 
     `where`, a tag filter, restricts the directive to the parameters and
