@@ -239,14 +239,24 @@ static void assignBuckets(ArrayRef<CollectiveOp> collectives,
     return tensor.getNumElements() *
            llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
   };
-  SmallVector<CollectiveOp> ordered(collectives);
-  llvm::stable_sort(ordered, [](CollectiveOp a, CollectiveOp b) {
-    Operation *pa = a.getValue().getDefiningOp();
-    Operation *pb = b.getValue().getDefiningOp();
-    if (pa == pb || !pa || !pb)
-      return false;
-    return pa->isBeforeInBlock(pb);
-  });
+  // Producer position, then handle order: a total order, so plain sort
+  // is deterministic.
+  DenseMap<Operation *, unsigned> position;
+  if (!collectives.empty())
+    for (auto [index, op] :
+         llvm::enumerate(collectives.front()->getBlock()->getOperations()))
+      position[&op] = index;
+  auto keyOf = [&](CollectiveOp op, unsigned index) {
+    Operation *producer = op.getValue().getDefiningOp();
+    return std::make_pair(producer ? position.lookup(producer) : 0u, index);
+  };
+  SmallVector<std::pair<std::pair<unsigned, unsigned>, CollectiveOp>> keyed;
+  for (auto [index, op] : llvm::enumerate(collectives))
+    keyed.push_back({keyOf(op, index), op});
+  llvm::sort(keyed,
+             [](const auto &a, const auto &b) { return a.first < b.first; });
+  SmallVector<CollectiveOp> ordered = llvm::map_to_vector(
+      keyed, [](const auto &entry) { return entry.second; });
   // Key: the collective's device group, kind and stream, printed.
   llvm::StringMap<std::pair<int64_t, int64_t>> open; // key -> (bucket, bytes)
   int64_t next = 0;

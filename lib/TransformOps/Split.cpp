@@ -190,7 +190,8 @@ SplitOp::apply(transform::TransformRewriter &rewriter,
                                              : getNodeName(user))
                << "', which is not split";
     auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type || getDim() >= type.getRank() || type.isDynamicDim(getDim()))
+    if (!type || int64_t(getDim()) >= type.getRank() ||
+        type.isDynamicDim(getDim()))
       return emitDefiniteFailure()
              << "data argument '" << argumentName(arg) << "' of type "
              << arg.getType() << " has no static dimension " << getDim()
