@@ -15,12 +15,14 @@ shift 5
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-start=$(date +%s.%N)
+start=$(date +%s%N)
 # A hard limit well above max-seconds: the test must fail, not hang, if the
 # runtime's own timeout does not fire.
 timeout --kill-after=5 $((max * 3)) "$mpiexec" -n "$ranks" "$@" >"$log" 2>&1
 status=$?
-elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+# Milliseconds in plain bash arithmetic (no bc on a minimal Debian).
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+elapsed=$(printf "%d.%03d" $((elapsed_ms / 1000)) $((elapsed_ms % 1000)))
 cat "$log"
 echo "run-mpi: exit status $status after ${elapsed} s (limit ${max} s)"
 
@@ -28,7 +30,7 @@ die() { echo "run-mpi: FAILED: $*"; exit 1; }
 # 124: `timeout` stopped it. (137 alone is not a hang: mpiexec reports a
 # rank killed by SIGKILL that way too; the elapsed time below tells them apart.)
 [ "$status" -eq 124 ] && die "hung: stopped by timeout"
-if [ "$(echo "$elapsed > $max" | bc)" -eq 1 ]; then
+if [ "$elapsed_ms" -gt $((max * 1000)) ]; then
   die "took ${elapsed} s, more than ${max} s"
 fi
 if [ "$regex" != "-" ] && ! grep -Eq -- "$regex" "$log"; then
