@@ -330,7 +330,9 @@ piper_rt_status piper_rt_stream_query(piper_rt_stream stream, int *idle);
 /// first waits (with progress and the timeout) for the stream's earlier
 /// operations, then calls it, then records a compute span `name` in the
 /// trace. CPU kernels run synchronously; communication on other streams keeps
-/// progressing on the progress thread meanwhile.
+/// progressing on the progress thread meanwhile. `fn` may itself enqueue and
+/// synchronize communication, on its own stream too (the collectives inside a
+/// tensor-parallel chunk).
 piper_rt_status piper_rt_launch(piper_rt_stream stream, const char *name,
                                 void (*fn)(void *), void *arg);
 

@@ -232,6 +232,31 @@ TEST_F(RuntimeSingleRankTest, OneMemberCollectivesCopy) {
   EXPECT_EQ(member, 0);
 }
 
+TEST_F(RuntimeSingleRankTest, LaunchBodyRunsCollectivesOnItsStream) {
+  // A launch's body may issue collectives on the communicators of its own
+  // stream and wait for them (tensor-parallel all-reduces inside a chunk).
+  struct Body {
+    piper_rt_comm comm;
+    piper_rt_stream stream;
+    int64_t value;
+    piper_rt_status status;
+  } body{nullptr, stream("body"), 21, PIPER_RT_OK};
+  const char *dp[] = {"dp"};
+  ASSERT_EQ(piper_rt_comm_get(ctx, 1, dp, body.stream, &body.comm),
+            PIPER_RT_OK);
+  auto fn = [](void *arg) {
+    auto *b = static_cast<Body *>(arg);
+    b->status = piper_rt_all_reduce(b->comm, &b->value, &b->value, 1,
+                                    PIPER_RT_I64, PIPER_RT_SUM);
+    if (b->status == PIPER_RT_OK)
+      b->status = piper_rt_stream_synchronize(b->stream);
+    b->value *= 2;
+  };
+  ASSERT_EQ(piper_rt_launch(body.stream, "tp-chunk", fn, &body), PIPER_RT_OK);
+  EXPECT_EQ(body.status, PIPER_RT_OK) << error();
+  EXPECT_EQ(body.value, 42);
+}
+
 TEST_F(RuntimeSingleRankTest, TraceFilePerRank) {
   std::string dir = ::testing::TempDir();
   std::string pattern = dir + "/piper-rt-trace-%r.json";
