@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/Dialect/Piper/Transforms/MemoryPlan.h"
+#include "../Common/StrategyPipeline.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
 #include "piper/InitAllPiper.h"
 #include "piper/ModelGen/ModelGen.h"
@@ -57,74 +58,16 @@ namespace {
 
 constexpr int64_t kBytes = 8; // f64
 
-class MemoryPlans : public ::testing::Test {
+class MemoryPlans : public test::StrategyPipeline {
 protected:
-  MemoryPlans() {
-    DialectRegistry registry;
-    registerPiper(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-    handler.emplace(&context, [this](Diagnostic &diag) {
-      diagnostics += diag.str() + "\n";
-      return success();
-    });
-  }
-
   /// piper-gen's `config` with `stages` pipeline chunks (`layers` layers
-  /// when > 0) on `mesh` at ZeRO `zero`, through autodiff, AdamW and
-  /// build-dag, then the transform `directives` (the body of the entry
-  /// sequence, `%root` being the module).
+  /// when > 0) on `mesh` at ZeRO `zero`, through autodiff, AdamW,
+  /// build-dag and the transform `directives`.
   OwningOpRef<ModuleOp> build(StringRef configName, int64_t stages,
                               StringRef mesh, int64_t zero,
                               StringRef directives, int64_t layers = 0) {
-    const modelgen::ModelConfig *config =
-        modelgen::lookupNamedConfig(configName);
-    EXPECT_TRUE(config) << configName.str();
-    if (!config)
-      return {};
-    modelgen::GenOptions options;
-    options.model = config->model;
-    options.config = *config;
-    if (layers > 0)
-      options.config.layers = layers;
-    options.pipelineStages = stages;
-    options.zero = zero;
-    options.dtype = modelgen::ElementKind::F64;
-    auto axes = modelgen::parseMeshSpec(mesh);
-    EXPECT_TRUE(bool(axes));
-    if (!axes)
-      return {};
-    options.mesh = *axes;
-    auto module = modelgen::buildModel(&context, options);
-    EXPECT_TRUE(bool(module)) << llvm::toString(module.takeError());
-    if (!module)
-      return {};
-    OwningOpRef<ModuleOp> payload = std::move(*module);
-
-    PassManager pm(&context);
-    pm.addPass(createPiperAutodiff());
-    PiperOptimizerOptions optimizer;
-    optimizer.optimizer = "adamw";
-    pm.addPass(createPiperOptimizer(optimizer));
-    pm.addPass(createPiperBuildDAG());
-    EXPECT_TRUE(succeeded(pm.run(*payload))) << diagnostics;
-
-    std::string source = "module attributes {transform.with_named_sequence} {\n"
-                         "  transform.named_sequence @__transform_main(%root: "
-                         "!transform.any_op {transform.readonly}) {\n" +
-                         directives.str() + "\n    transform.yield\n  }\n}\n";
-    OwningOpRef<ModuleOp> script =
-        parseSourceString<ModuleOp>(source, &context, "directives.mlir");
-    EXPECT_TRUE(script) << diagnostics << source;
-    if (!script)
-      return {};
-    auto entry =
-        script->lookupSymbol<transform::NamedSequenceOp>("__transform_main");
-    EXPECT_TRUE(succeeded(transform::applyTransformNamedSequence(
-        *payload, entry, *script, transform::TransformOptions())))
-        << diagnostics;
-    EXPECT_TRUE(succeeded(mlir::verify(*payload))) << diagnostics;
-    return payload;
+    return StrategyPipeline::build(
+        {configName.str(), stages, mesh.str(), zero, layers}, directives);
   }
 
   static DAGOp dagOf(ModuleOp module) {
@@ -158,10 +101,6 @@ protected:
     }
     return {bytes, count};
   }
-
-  MLIRContext context;
-  std::string diagnostics;
-  std::optional<ScopedDiagnosticHandler> handler;
 };
 
 constexpr const char *kAll = "    %all = transform.piper.match_nodes {} in "

@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Common/StrategyPipeline.h"
 #include "piper/Dialect/Piper/Transforms/CommReport.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
 #include "piper/InitAllPiper.h"
@@ -58,69 +59,15 @@ namespace {
 
 constexpr double kBytes = 8; // f64
 
-class StrategyVolumes : public ::testing::Test {
+class StrategyVolumes : public test::StrategyPipeline {
 protected:
-  StrategyVolumes() {
-    DialectRegistry registry;
-    registerPiper(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-    handler.emplace(&context, [this](Diagnostic &diag) {
-      diagnostics += diag.str() + "\n";
-      return success();
-    });
-  }
-
   /// piper-gen's `config` with `stages` pipeline chunks on `mesh`, through
-  /// autodiff, AdamW and build-dag, then the transform `directives` (the
-  /// body of the entry sequence, `%root` being the module).
+  /// autodiff, AdamW, build-dag and the transform `directives`.
   OwningOpRef<ModuleOp> build(StringRef configName, int64_t stages,
                               StringRef mesh, StringRef directives) {
-    const modelgen::ModelConfig *config =
-        modelgen::lookupNamedConfig(configName);
-    EXPECT_TRUE(config) << configName.str();
-    if (!config)
-      return {};
-    modelgen::GenOptions options;
-    options.model = config->model;
-    options.config = *config;
-    options.pipelineStages = stages;
-    options.dtype = modelgen::ElementKind::F64;
-    auto axes = modelgen::parseMeshSpec(mesh);
-    EXPECT_TRUE(bool(axes));
-    if (!axes)
-      return {};
-    options.mesh = *axes;
-    auto module = modelgen::buildModel(&context, options);
-    EXPECT_TRUE(bool(module)) << llvm::toString(module.takeError());
-    if (!module)
-      return {};
-    OwningOpRef<ModuleOp> payload = std::move(*module);
-
-    PassManager pm(&context);
-    pm.addPass(createPiperAutodiff());
-    PiperOptimizerOptions optimizer;
-    optimizer.optimizer = "adamw";
-    pm.addPass(createPiperOptimizer(optimizer));
-    pm.addPass(createPiperBuildDAG());
-    EXPECT_TRUE(succeeded(pm.run(*payload))) << diagnostics;
-
-    std::string source = "module attributes {transform.with_named_sequence} {\n"
-                         "  transform.named_sequence @__transform_main(%root: "
-                         "!transform.any_op {transform.readonly}) {\n" +
-                         directives.str() + "\n    transform.yield\n  }\n}\n";
-    OwningOpRef<ModuleOp> script =
-        parseSourceString<ModuleOp>(source, &context, "directives.mlir");
-    EXPECT_TRUE(script) << diagnostics << source;
-    if (!script)
-      return {};
-    auto entry =
-        script->lookupSymbol<transform::NamedSequenceOp>("__transform_main");
-    EXPECT_TRUE(succeeded(transform::applyTransformNamedSequence(
-        *payload, entry, *script, transform::TransformOptions())))
-        << diagnostics;
-    EXPECT_TRUE(succeeded(mlir::verify(*payload))) << diagnostics;
-    return payload;
+    return StrategyPipeline::build(
+        {configName.str(), stages, mesh.str(), /*zero=*/0, /*layers=*/0},
+        directives);
   }
 
   /// Bytes per kind ("send", "all_reduce", ...), summed over the device
@@ -177,10 +124,6 @@ protected:
       EXPECT_TRUE(expected.count(kind))
           << "unexpected " << kind << ": " << bytes << " bytes";
   }
-
-  MLIRContext context;
-  std::string diagnostics;
-  std::optional<ScopedDiagnosticHandler> handler;
 };
 
 constexpr const char *kAll = "    %all = transform.piper.match_nodes {} in "
