@@ -256,26 +256,6 @@ private:
   DenseMap<Value, Value> gathers;
 };
 
-/// `{PP=0,EP=1}` (outermost first, as in node names) for collective names.
-std::string formatTags(ArrayRef<NamedAttribute> tags) {
-  std::string text = "{";
-  llvm::raw_string_ostream os(text);
-  llvm::interleave(
-      tags, os,
-      [&](NamedAttribute tag) {
-        os << tag.getName().getValue() << "=";
-        if (auto integer = dyn_cast<IntegerAttr>(tag.getValue()))
-          os << integer.getInt();
-        else if (auto string = dyn_cast<StringAttr>(tag.getValue()))
-          os << string.getValue();
-        else
-          os << tag.getValue();
-      },
-      ",");
-  os << "}";
-  return text;
-}
-
 //===----------------------------------------------------------------------===//
 // Expert parallelism
 //===----------------------------------------------------------------------===//

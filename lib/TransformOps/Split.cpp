@@ -51,10 +51,13 @@ bool isDataArgument(func::FuncOp fn, BlockArgument arg) {
 } // namespace
 
 LogicalResult SplitOp::verify() {
-  if (getCount() < 1)
-    return emitOpError() << "needs a count of at least 1, got " << getCount();
-  if (getDim() < 0)
-    return emitOpError() << "needs a non-negative dimension, got " << getDim();
+  // Signed reads: the getters return the attributes zero-extended.
+  if (getCountAttr().getInt() < 1)
+    return emitOpError() << "needs a count of at least 1, got "
+                         << getCountAttr().getInt();
+  if (getDimAttr().getInt() < 0)
+    return emitOpError() << "needs a non-negative dimension, got "
+                         << getDimAttr().getInt();
   return success();
 }
 

@@ -190,3 +190,14 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 }
+
+// -----
+
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %n = transform.piper.match_nodes {} in %root : (!transform.any_op) -> !transform.any_op
+    // expected-error@+1 {{'transform.piper.split' op needs a non-negative dimension, got -1}}
+    %s = transform.piper.split %n into 2 microbatches along -1 : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+}

@@ -96,3 +96,14 @@ func.func @f(%x: tensor<4x8xf64>) -> tensor<2x8xf64> {
   %m = piper.microbatch "x[MB=0]" %x[0 of 2] : tensor<4x8xf64> -> tensor<2x8xf64>
   return %m : tensor<2x8xf64>
 }
+
+// -----
+
+func.func @f(%x: tensor<4x8xf64>) -> tensor<4x8xf64> {
+  %r = piper.dag -> tensor<4x8xf64> {
+    // expected-error@+1 {{'piper.microbatch' op index -1 is outside [0, 2)}}
+    %m = piper.microbatch "x[MB=0]" %x[-1 of 2] : tensor<4x8xf64> -> tensor<2x8xf64>
+    piper.dag_yield %x : tensor<4x8xf64>
+  }
+  return %r : tensor<4x8xf64>
+}

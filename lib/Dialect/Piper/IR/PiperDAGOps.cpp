@@ -19,21 +19,27 @@ using namespace mlir::piper;
 // DAGOp
 //===----------------------------------------------------------------------===//
 
-std::string mlir::piper::formatDeviceGroup(DictionaryAttr devices) {
+std::string mlir::piper::formatTags(ArrayRef<NamedAttribute> tags) {
   std::string text = "{";
   llvm::raw_string_ostream os(text);
   llvm::interleave(
-      devices, os,
-      [&](NamedAttribute axis) {
-        os << axis.getName().getValue() << "=";
-        if (auto coordinate = dyn_cast<IntegerAttr>(axis.getValue()))
-          os << coordinate.getInt();
+      tags, os,
+      [&](NamedAttribute tag) {
+        os << tag.getName().getValue() << "=";
+        if (auto integer = dyn_cast<IntegerAttr>(tag.getValue()))
+          os << integer.getInt();
+        else if (auto string = dyn_cast<StringAttr>(tag.getValue()))
+          os << string.getValue();
         else
-          os << axis.getValue();
+          os << tag.getValue();
       },
       ",");
   os << "}";
   return text;
+}
+
+std::string mlir::piper::formatDeviceGroup(DictionaryAttr devices) {
+  return formatTags(devices.getValue());
 }
 
 StringRef mlir::piper::getNodeName(Operation *node) {

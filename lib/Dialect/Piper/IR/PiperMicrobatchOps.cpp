@@ -16,15 +16,17 @@ using namespace mlir::piper;
 //===----------------------------------------------------------------------===//
 
 LogicalResult MicrobatchOp::verify() {
-  int64_t count = getCount();
+  // Signed reads: the getters return the attributes zero-extended.
+  int64_t count = getCountAttr().getInt();
+  int64_t index = getIndexAttr().getInt();
   if (count < 1)
     return emitOpError() << "needs a count of at least 1, got " << count;
-  if (getIndex() < 0 || getIndex() >= count)
-    return emitOpError() << "index " << getIndex() << " is outside [0, "
-                         << count << ")";
+  if (index < 0 || index >= count)
+    return emitOpError() << "index " << index << " is outside [0, " << count
+                         << ")";
   auto value = cast<RankedTensorType>(getValue().getType());
   auto result = cast<RankedTensorType>(getResult().getType());
-  int64_t dim = getDim();
+  int64_t dim = getDimAttr().getInt();
   if (dim < 0 || dim >= value.getRank())
     return emitOpError() << "dimension " << dim << " is outside the rank-"
                          << value.getRank() << " value";

@@ -40,21 +40,7 @@ namespace {
 /// `BW{PP=1,EP=3}`: the pass and the chunk's own tags, keys sorted (as in
 /// the dictionary).
 std::string nodeName(PassKind pass, DictionaryAttr tags) {
-  std::string name;
-  llvm::raw_string_ostream os(name);
-  os << stringifyPassKind(pass) << "{";
-  llvm::interleave(
-      tags, os,
-      [&](NamedAttribute tag) {
-        os << tag.getName().getValue() << "=";
-        if (auto integer = dyn_cast<IntegerAttr>(tag.getValue()))
-          os << integer.getInt();
-        else if (auto string = dyn_cast<StringAttr>(tag.getValue()))
-          os << string.getValue();
-      },
-      ",");
-  os << "}";
-  return name;
+  return (stringifyPassKind(pass) + formatTags(tags.getValue())).str();
 }
 
 /// Symbol-safe form of a node name: `step.BW.PP1.EP3`.

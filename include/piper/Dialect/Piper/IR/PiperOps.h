@@ -29,8 +29,12 @@ namespace mlir::piper {
 /// enclosing symbol table outwards. Returns null if there is none.
 Operation *lookupSymbolOutward(Operation *from, FlatSymbolRefAttr ref);
 
-/// `{pp=1,ep=0}`: a device group (axis -> coordinate) as node names and
-/// reports show it.
+/// `{PP=1,EP=0}`: tags (or a device group, axis -> coordinate) as node
+/// names, diagnostics and reports show them: integers and strings bare, in
+/// the given order.
+std::string formatTags(ArrayRef<NamedAttribute> tags);
+
+/// `{pp=1,ep=0}`: a device group (axis -> coordinate), as formatTags.
 std::string formatDeviceGroup(DictionaryAttr devices);
 
 /// The unique name of a DAG node (task, transfer or collective), or "".
