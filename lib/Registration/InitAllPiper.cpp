@@ -11,6 +11,7 @@
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/Transforms/Autodiff.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
+#include "piper/Simulator/Passes.h"
 #include "piper/TransformOps/PiperTransformOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,6 +33,7 @@ void mlir::piper::registerPiper(DialectRegistry &registry) {
   // several hosts or tests call this entry point.
   static bool passesRegistered = [] {
     registerPiperPasses();
+    registerSimulatorPasses();
     return true;
   }();
   (void)passesRegistered;

@@ -1,0 +1,58 @@
+//===- OpCounts.h - FLOPs and bytes of piper ops ----------------*- C++ -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// How much arithmetic and memory traffic one op of a task body costs: every
+// NN op, each `piper.vjp` (per differentiated operand), the optimizer
+// updates, and whole bodies (through `func.call`). The simulator's roofline
+// reads it; a report of model FLOPs (MFU) or a strategy search can too.
+// docs/Simulator.md gives the formulas.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_SIMULATOR_OPCOUNTS_H
+#define PIPER_SIMULATOR_OPCOUNTS_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+namespace mlir::piper {
+
+/// The cost of one op, or a sum of them.
+struct OpCount {
+  /// Multiply-adds count two. Matrix products (tensor cores) apart from
+  /// elementwise work (vector units), since their peaks differ 8-16x.
+  double matrixFlops = 0;
+  double vectorFlops = 0;
+  /// Bytes read and written, every operand and result once (no fusion).
+  double bytes = 0;
+  /// Ops with a cost (kernels).
+  int64_t kernels = 0;
+
+  double flops() const { return matrixFlops + vectorFlops; }
+  OpCount &operator+=(const OpCount &o) {
+    matrixFlops += o.matrixFlops;
+    vectorFlops += o.vectorFlops;
+    bytes += o.bytes;
+    kernels += o.kernels;
+    return *this;
+  }
+};
+
+/// The cost of `op` alone: an NN op, a `piper.vjp`, an optimizer update,
+/// or anything else with tensor operands or results (counted as memory
+/// traffic and one vector op per result element). Structure (constants,
+/// `func.call`, `func.return`, `piper.yield`, `piper.collective`) is free
+/// here; calls are followed by `countBody`.
+OpCount countOp(Operation *op);
+
+/// The cost of a function body: its ops, and the bodies it calls.
+OpCount countBody(FunctionOpInterface body);
+
+} // namespace mlir::piper
+
+#endif // PIPER_SIMULATOR_OPCOUNTS_H
