@@ -39,7 +39,13 @@ tools = ["piper-opt", "not", "count", "split-file"]
 # Tools that are built only once their sources exist.
 tools += [
     tool
-    for tool in ["piper-directives", "piper-gen", "piper-interp"]
+    for tool in [
+        "piper-compile",
+        "piper-directives",
+        "piper-gen",
+        "piper-interp",
+        "piper-run",
+    ]
     if os.path.exists(os.path.join(config.piper_tools_dir, tool))
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

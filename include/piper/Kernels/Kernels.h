@@ -1,0 +1,59 @@
+//===- Kernels.h - C-ABI kernels called by lowered plans --------*- C++ -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The kernel library that native code produced by `--piper-lower-to-llvm`
+// calls for the piper ops whose semantics do not map cleanly onto linalg
+// (attention, norms, softmax, MoE routing, losses, every VJP, the optimizer
+// updates) and for GEMMs (OpenBLAS). Plain C++ with a C ABI and no MLIR or
+// LLVM: plan objects link it statically, and so will the MPI runtime.
+//
+// ABI. Every tensor operand and result is an *unranked* memref as MLIR's
+// default calling convention passes it: two arguments, `int64_t rank` and
+// `void *descriptor`, where the descriptor is
+//   { T *allocated; T *aligned; int64_t offset; int64_t sizes[rank];
+//     int64_t strides[rank]; }.
+// Kernels honour arbitrary strides and offsets (microbatch slices arrive as
+// strided views). Operands come first, then results (pre-allocated by the
+// caller with the result's static shape), then scalar attributes (`double`
+// or `int64_t`). Names are
+//   piper_k_<op>_<f32|f64>            forward of piper.<op>
+//   piper_k_vjp_<op>_<wrt>_<f32|f64>  piper.vjp of piper.<op> w.r.t. operand
+//   piper_k_gemm_<f32|f64>            C += A B on 2-D memrefs (BLAS)
+// where f32/f64 is the element type of the float tensors; integer tensors
+// (ids, labels, expert indices, AdamW step counts) are always i64.
+//
+// Numerics: every NN kernel and VJP runs the f64 reference kernels
+// (piper/Reference/Kernels.h) and rounds once on the way out, so f64 plans
+// reproduce the interpreter and f32 plans its f32 mode (f32 storage, f64
+// arithmetic inside a kernel). GEMMs are BLAS (sgemm/dgemm): the same
+// products, summed in another order.
+//
+// Errors: a kernel whose reference function fails records the first error
+// (op name and message) and leaves its results zero; the host checks
+// piper_kernels_last_error() after each step, as the interpreter would have
+// stopped at that op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_KERNELS_KERNELS_H
+#define PIPER_KERNELS_KERNELS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The first kernel error since the last clear, or null if none.
+const char *piper_kernels_last_error(void);
+/// Forgets the recorded error.
+void piper_kernels_clear_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // PIPER_KERNELS_KERNELS_H

@@ -1,0 +1,481 @@
+//===- NNKernels.cpp - Forward and VJP kernels of the NN ops --------------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// piper_k_<op>_<t> and piper_k_vjp_<op>_<wrt>_<t> (see Kernels.h for the
+// ABI). Each kernel copies its operands into f64 reference tensors, runs the
+// reference function the interpreter runs for the same op (and, for VJPs,
+// the same `wrt`, dispatched exactly as Interpreter.cpp does) and rounds the
+// result once into the caller's buffer. The copies cost O(size) per call,
+// negligible next to the kernels themselves at the sizes plans run today;
+// ops that are hot at scale (GEMMs, elementwise) do not come here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MemRef.h"
+
+#include "piper/Reference/Kernels.h"
+
+#include <vector>
+
+using namespace piper;
+using namespace piper::kernels;
+
+namespace {
+
+/// Accessors for kernels whose float tensors have element type T.
+template <typename T> struct Io {
+  static ref::Tensor in(MemRef m) { return readFloat<T>(m); }
+  static ref::IndexTensor idx(MemRef m) { return readIndex(m); }
+  /// Runs `status`; on success writes `t` to `out`, else zeroes `out`.
+  static void out(const char *op, const ref::Status &status,
+                  const ref::Tensor &t, MemRef m) {
+    if (report(op, status))
+      writeFloat<T>(op, t, m);
+    else
+      writeFloat<T>(op, ref::Tensor::zeros(m.shape()), m);
+  }
+};
+
+/// The permutation packed by the lowering: 4 bits per dim, dim 0 lowest.
+std::vector<int64_t> unpackPermutation(int64_t packed, int64_t rank) {
+  std::vector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    perm[i] = (packed >> (4 * i)) & 0xf;
+  return perm;
+}
+
+//===----------------------------------------------------------------------===//
+// Forward
+//===----------------------------------------------------------------------===//
+
+template <typename T> void matmulK(MemRef a, MemRef b, MemRef o) {
+  ref::Tensor r;
+  Io<T>::out("matmul", ref::matmul(Io<T>::in(a), Io<T>::in(b), r), r, o);
+}
+template <typename T> void linearK(MemRef x, MemRef w, MemRef o) {
+  ref::Tensor r;
+  Io<T>::out("linear", ref::linear(Io<T>::in(x), Io<T>::in(w), nullptr, r), r,
+             o);
+}
+template <typename T> void linearBiasK(MemRef x, MemRef w, MemRef b, MemRef o) {
+  ref::Tensor r, bias = Io<T>::in(b);
+  Io<T>::out("linear", ref::linear(Io<T>::in(x), Io<T>::in(w), &bias, r), r, o);
+}
+
+using Unary = ref::Status (*)(const ref::Tensor &, ref::Tensor &);
+using Binary = ref::Status (*)(const ref::Tensor &, const ref::Tensor &,
+                               ref::Tensor &);
+template <typename T, Unary F> void unaryK(const char *op, MemRef x, MemRef o) {
+  ref::Tensor r;
+  Io<T>::out(op, F(Io<T>::in(x), r), r, o);
+}
+template <typename T, Binary F>
+void binaryK(const char *op, MemRef a, MemRef b, MemRef o) {
+  ref::Tensor r;
+  Io<T>::out(op, F(Io<T>::in(a), Io<T>::in(b), r), r, o);
+}
+
+template <typename T> void rmsnormK(MemRef x, MemRef w, MemRef o, double eps) {
+  ref::Tensor r;
+  Io<T>::out("rmsnorm", ref::rmsnorm(Io<T>::in(x), Io<T>::in(w), eps, r), r, o);
+}
+template <typename T>
+void layernormK(MemRef x, MemRef w, MemRef b, MemRef o, double eps) {
+  ref::Tensor r;
+  Io<T>::out("layernorm",
+             ref::layernorm(Io<T>::in(x), Io<T>::in(w), Io<T>::in(b), eps, r),
+             r, o);
+}
+template <typename T>
+void attentionK(MemRef q, MemRef k, MemRef v, MemRef o, int64_t heads) {
+  ref::Tensor r;
+  Io<T>::out("attention",
+             ref::attention(Io<T>::in(q), Io<T>::in(k), Io<T>::in(v), heads, r),
+             r, o);
+}
+template <typename T> void embeddingK(MemRef table, MemRef ids, MemRef o) {
+  ref::Tensor r;
+  Io<T>::out("embedding", ref::embedding(Io<T>::in(table), Io<T>::idx(ids), r),
+             r, o);
+}
+template <typename T>
+void crossEntropyK(MemRef logits, MemRef labels, MemRef o) {
+  ref::Tensor r;
+  Io<T>::out("cross_entropy",
+             ref::crossEntropy(Io<T>::in(logits), Io<T>::idx(labels), r), r, o);
+}
+template <typename T> void reshapeK(MemRef x, MemRef o) {
+  ref::Tensor r;
+  Io<T>::out("reshape", ref::reshape(Io<T>::in(x), o.shape(), r), r, o);
+}
+template <typename T> void transposeK(MemRef x, MemRef o, int64_t perm) {
+  ref::Tensor r;
+  Io<T>::out("transpose",
+             ref::transpose(Io<T>::in(x), unpackPermutation(perm, x.rank), r),
+             r, o);
+}
+template <typename T>
+void routerK(MemRef x, MemRef w, MemRef weights, MemRef indices, int64_t k) {
+  ref::Tensor wts;
+  ref::IndexTensor idx;
+  ref::Status status = ref::router(Io<T>::in(x), Io<T>::in(w), k, wts, idx);
+  Io<T>::out("router", status, wts, weights);
+  if (status.ok())
+    writeIndex("router", idx, indices);
+}
+template <typename T>
+void dispatchK(MemRef x, MemRef indices, MemRef o, int64_t capacity) {
+  ref::Tensor r;
+  Io<T>::out("dispatch",
+             ref::dispatch(Io<T>::in(x), Io<T>::idx(indices), o.sizes()[0],
+                           capacity, r),
+             r, o);
+}
+template <typename T>
+void expertFfnK(MemRef buf, MemRef wg, MemRef wu, MemRef wd, MemRef o) {
+  ref::Tensor r;
+  Io<T>::out("expert_ffn",
+             ref::expertFfn(Io<T>::in(buf), Io<T>::in(wg), Io<T>::in(wu),
+                            Io<T>::in(wd), r),
+             r, o);
+}
+template <typename T>
+void combineK(MemRef y, MemRef weights, MemRef indices, MemRef o) {
+  ref::Tensor r;
+  Io<T>::out("combine",
+             ref::combine(Io<T>::in(y), Io<T>::in(weights), Io<T>::idx(indices),
+                          y.sizes()[1], r),
+             r, o);
+}
+
+//===----------------------------------------------------------------------===//
+// VJPs (the interpreter's dispatch on op and wrt)
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+void vjpMatmulK(int wrt, MemRef a, MemRef b, MemRef dy, MemRef o) {
+  ref::Tensor dA, dB;
+  ref::Status s =
+      ref::matmulBackward(Io<T>::in(a), Io<T>::in(b), Io<T>::in(dy), dA, dB);
+  Io<T>::out("vjp matmul", s, wrt == 0 ? dA : dB, o);
+}
+template <typename T>
+void vjpLinearK(int wrt, MemRef x, MemRef w, MemRef dy, MemRef o) {
+  ref::Tensor g, unused;
+  ref::Tensor X = Io<T>::in(x), W = Io<T>::in(w), DY = Io<T>::in(dy);
+  ref::Status s = wrt == 0   ? ref::linearBackwardInput(X, W, DY, g)
+                  : wrt == 1 ? ref::linearBackwardWeight(X, W, DY, g, nullptr)
+                             : ref::linearBackwardWeight(X, W, DY, unused, &g);
+  Io<T>::out("vjp linear", s, g, o);
+}
+
+using BinaryBwd = ref::Status (*)(const ref::Tensor &, const ref::Tensor &,
+                                  const ref::Tensor &, ref::Tensor &,
+                                  ref::Tensor &);
+template <typename T, BinaryBwd F>
+void vjpBinaryK(const char *op, int wrt, MemRef a, MemRef b, MemRef dy,
+                MemRef o) {
+  ref::Tensor dA, dB;
+  ref::Status s = F(Io<T>::in(a), Io<T>::in(b), Io<T>::in(dy), dA, dB);
+  Io<T>::out(op, s, wrt == 0 ? dA : dB, o);
+}
+using UnaryBwd = ref::Status (*)(const ref::Tensor &, const ref::Tensor &,
+                                 ref::Tensor &);
+template <typename T, UnaryBwd F>
+void vjpUnaryK(const char *op, MemRef x, MemRef dy, MemRef o) {
+  ref::Tensor g;
+  Io<T>::out(op, F(Io<T>::in(x), Io<T>::in(dy), g), g, o);
+}
+template <typename T>
+void vjpRmsnormK(int wrt, MemRef x, MemRef w, MemRef dy, MemRef o, double eps) {
+  ref::Tensor g, X = Io<T>::in(x), W = Io<T>::in(w), DY = Io<T>::in(dy);
+  ref::Status s = wrt == 0 ? ref::rmsnormBackwardInput(X, W, eps, DY, g)
+                           : ref::rmsnormBackwardWeight(X, W, eps, DY, g);
+  Io<T>::out("vjp rmsnorm", s, g, o);
+}
+template <typename T>
+void vjpLayernormK(int wrt, MemRef x, MemRef w, MemRef b, MemRef dy, MemRef o,
+                   double eps) {
+  ref::Tensor X = Io<T>::in(x), W = Io<T>::in(w), B = Io<T>::in(b),
+              DY = Io<T>::in(dy);
+  ref::Tensor g, dw, db;
+  ref::Status s = wrt == 0
+                      ? ref::layernormBackwardInput(X, W, B, eps, DY, g)
+                      : ref::layernormBackwardWeight(X, W, B, eps, DY, dw, db);
+  Io<T>::out("vjp layernorm", s, wrt == 0 ? g : wrt == 1 ? dw : db, o);
+}
+template <typename T>
+void vjpAttentionK(int wrt, MemRef q, MemRef k, MemRef v, MemRef dy, MemRef o,
+                   int64_t heads) {
+  ref::Tensor dq, dk, dv;
+  ref::Status s =
+      ref::attentionBackward(Io<T>::in(q), Io<T>::in(k), Io<T>::in(v), heads,
+                             Io<T>::in(dy), dq, dk, dv);
+  Io<T>::out("vjp attention", s, wrt == 0 ? dq : wrt == 1 ? dk : dv, o);
+}
+template <typename T>
+void vjpEmbeddingK(MemRef table, MemRef ids, MemRef dy, MemRef o) {
+  ref::Tensor g;
+  Io<T>::out("vjp embedding",
+             ref::embeddingBackwardWeight(Io<T>::in(table), Io<T>::idx(ids),
+                                          Io<T>::in(dy), g),
+             g, o);
+}
+template <typename T>
+void vjpCrossEntropyK(MemRef logits, MemRef labels, MemRef dy, MemRef o) {
+  ref::Tensor g;
+  Io<T>::out("vjp cross_entropy",
+             ref::crossEntropyBackward(Io<T>::in(logits), Io<T>::idx(labels),
+                                       Io<T>::in(dy), g),
+             g, o);
+}
+template <typename T> void vjpReshapeK(MemRef x, MemRef dy, MemRef o) {
+  ref::Tensor g, DY = Io<T>::in(dy);
+  Io<T>::out("vjp reshape", ref::reshapeBackward(Io<T>::in(x), DY.shape, DY, g),
+             g, o);
+}
+template <typename T>
+void vjpTransposeK(MemRef x, MemRef dy, MemRef o, int64_t perm) {
+  ref::Tensor g;
+  Io<T>::out("vjp transpose",
+             ref::transposeBackward(Io<T>::in(x),
+                                    unpackPermutation(perm, x.rank),
+                                    Io<T>::in(dy), g),
+             g, o);
+}
+template <typename T>
+void vjpRouterK(int wrt, MemRef x, MemRef w, MemRef dy, MemRef o, int64_t k) {
+  ref::Tensor g, X = Io<T>::in(x), W = Io<T>::in(w), DY = Io<T>::in(dy);
+  ref::Status s = wrt == 0 ? ref::routerBackwardInput(X, W, k, DY, g)
+                           : ref::routerBackwardWeight(X, W, k, DY, g);
+  Io<T>::out("vjp router", s, g, o);
+}
+template <typename T>
+void vjpDispatchK(MemRef x, MemRef indices, MemRef dy, MemRef o,
+                  int64_t capacity) {
+  ref::Tensor g;
+  Io<T>::out("vjp dispatch",
+             ref::dispatchBackward(Io<T>::in(x), Io<T>::idx(indices),
+                                   dy.sizes()[0], capacity, Io<T>::in(dy), g),
+             g, o);
+}
+template <typename T>
+void vjpExpertFfnK(int wrt, MemRef buf, MemRef wg, MemRef wu, MemRef wd,
+                   MemRef dy, MemRef o) {
+  ref::Tensor B = Io<T>::in(buf), G = Io<T>::in(wg), U = Io<T>::in(wu),
+              D = Io<T>::in(wd), DY = Io<T>::in(dy);
+  ref::Tensor g, dG, dU, dD;
+  ref::Status s =
+      wrt == 0 ? ref::expertFfnBackwardInput(B, G, U, D, DY, g)
+               : ref::expertFfnBackwardWeight(B, G, U, D, DY, dG, dU, dD);
+  Io<T>::out("vjp expert_ffn", s,
+             wrt == 0   ? g
+             : wrt == 1 ? dG
+             : wrt == 2 ? dU
+                        : dD,
+             o);
+}
+template <typename T>
+void vjpCombineK(int wrt, MemRef y, MemRef weights, MemRef indices, MemRef dy,
+                 MemRef o) {
+  ref::Tensor dY, dW;
+  ref::Status s = ref::combineBackward(Io<T>::in(y), Io<T>::in(weights),
+                                       Io<T>::idx(indices), y.sizes()[1],
+                                       Io<T>::in(dy), dY, dW);
+  Io<T>::out("vjp combine", s, wrt == 0 ? dY : dW, o);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// C entry points
+//===----------------------------------------------------------------------===//
+
+// An unranked memref parameter (rank, descriptor) and its MemRef.
+#define MR(n) int64_t n##R, void *n##D
+#define M(n)                                                                   \
+  MemRef { n##R, n##D }
+
+// Defines piper_k_<NAME>_f32 and _f64 with parameters PARAMS calling
+// BODY(T) with T the float element type.
+#define PIPER_KERNEL(NAME, PARAMS, BODY)                                       \
+  void piper_k_##NAME##_f32 PARAMS { BODY(float); }                            \
+  void piper_k_##NAME##_f64 PARAMS { BODY(double); }
+
+extern "C" {
+
+// Forward.
+#define B(T) matmulK<T>(M(a), M(b), M(o))
+PIPER_KERNEL(matmul, (MR(a), MR(b), MR(o)), B)
+#undef B
+#define B(T) linearK<T>(M(x), M(w), M(o))
+PIPER_KERNEL(linear, (MR(x), MR(w), MR(o)), B)
+#undef B
+#define B(T) linearBiasK<T>(M(x), M(w), M(b), M(o))
+PIPER_KERNEL(linear_bias, (MR(x), MR(w), MR(b), MR(o)), B)
+#undef B
+#define UNARY(NAME, FN) PIPER_KERNEL(NAME, (MR(x), MR(o)), UNARY_BODY_##NAME)
+#define UNARY_BODY_gelu(T) unaryK<T, ref::gelu>("gelu", M(x), M(o))
+#define UNARY_BODY_silu(T) unaryK<T, ref::silu>("silu", M(x), M(o))
+#define UNARY_BODY_relu(T) unaryK<T, ref::relu>("relu", M(x), M(o))
+#define UNARY_BODY_softmax(T) unaryK<T, ref::softmax>("softmax", M(x), M(o))
+UNARY(gelu, ref::gelu)
+UNARY(silu, ref::silu)
+UNARY(relu, ref::relu)
+UNARY(softmax, ref::softmax)
+#define BINARY_BODY_add(T) binaryK<T, ref::add>("add", M(a), M(b), M(o))
+#define BINARY_BODY_sub(T) binaryK<T, ref::sub>("sub", M(a), M(b), M(o))
+#define BINARY_BODY_mul(T) binaryK<T, ref::mul>("mul", M(a), M(b), M(o))
+#define BINARY_BODY_swiglu(T)                                                  \
+  binaryK<T, ref::swiglu>("swiglu", M(a), M(b), M(o))
+PIPER_KERNEL(add, (MR(a), MR(b), MR(o)), BINARY_BODY_add)
+PIPER_KERNEL(sub, (MR(a), MR(b), MR(o)), BINARY_BODY_sub)
+PIPER_KERNEL(mul, (MR(a), MR(b), MR(o)), BINARY_BODY_mul)
+PIPER_KERNEL(swiglu, (MR(a), MR(b), MR(o)), BINARY_BODY_swiglu)
+#define B(T) rmsnormK<T>(M(x), M(w), M(o), eps)
+PIPER_KERNEL(rmsnorm, (MR(x), MR(w), MR(o), double eps), B)
+#undef B
+#define B(T) layernormK<T>(M(x), M(w), M(b), M(o), eps)
+PIPER_KERNEL(layernorm, (MR(x), MR(w), MR(b), MR(o), double eps), B)
+#undef B
+#define B(T) attentionK<T>(M(q), M(k), M(v), M(o), heads)
+PIPER_KERNEL(attention, (MR(q), MR(k), MR(v), MR(o), int64_t heads), B)
+#undef B
+#define B(T) embeddingK<T>(M(t), M(i), M(o))
+PIPER_KERNEL(embedding, (MR(t), MR(i), MR(o)), B)
+#undef B
+#define B(T) crossEntropyK<T>(M(l), M(i), M(o))
+PIPER_KERNEL(cross_entropy, (MR(l), MR(i), MR(o)), B)
+#undef B
+#define B(T) reshapeK<T>(M(x), M(o))
+PIPER_KERNEL(reshape, (MR(x), MR(o)), B)
+#undef B
+#define B(T) transposeK<T>(M(x), M(o), perm)
+PIPER_KERNEL(transpose, (MR(x), MR(o), int64_t perm), B)
+#undef B
+#define B(T) routerK<T>(M(x), M(w), M(o), M(i), k)
+PIPER_KERNEL(router, (MR(x), MR(w), MR(o), MR(i), int64_t k), B)
+#undef B
+#define B(T) dispatchK<T>(M(x), M(i), M(o), capacity)
+PIPER_KERNEL(dispatch, (MR(x), MR(i), MR(o), int64_t capacity), B)
+#undef B
+#define B(T) expertFfnK<T>(M(b), M(g), M(u), M(d), M(o))
+PIPER_KERNEL(expert_ffn, (MR(b), MR(g), MR(u), MR(d), MR(o)), B)
+#undef B
+#define B(T) combineK<T>(M(y), M(w), M(i), M(o))
+PIPER_KERNEL(combine, (MR(y), MR(w), MR(i), MR(o)), B)
+#undef B
+
+// VJPs: piper_k_vjp_<op>_<wrt>.
+#define VJP_MATMUL(W)                                                          \
+  PIPER_KERNEL(vjp_matmul_##W, (MR(a), MR(b), MR(dy), MR(o)), VJP_MATMUL_B##W)
+#define VJP_MATMUL_B0(T) vjpMatmulK<T>(0, M(a), M(b), M(dy), M(o))
+#define VJP_MATMUL_B1(T) vjpMatmulK<T>(1, M(a), M(b), M(dy), M(o))
+VJP_MATMUL(0)
+VJP_MATMUL(1)
+#define VJP_LINEAR_B0(T) vjpLinearK<T>(0, M(x), M(w), M(dy), M(o))
+#define VJP_LINEAR_B1(T) vjpLinearK<T>(1, M(x), M(w), M(dy), M(o))
+#define VJP_LINEAR_B2(T) vjpLinearK<T>(2, M(x), M(w), M(dy), M(o))
+PIPER_KERNEL(vjp_linear_0, (MR(x), MR(w), MR(dy), MR(o)), VJP_LINEAR_B0)
+PIPER_KERNEL(vjp_linear_1, (MR(x), MR(w), MR(dy), MR(o)), VJP_LINEAR_B1)
+PIPER_KERNEL(vjp_linear_2, (MR(x), MR(w), MR(dy), MR(o)), VJP_LINEAR_B2)
+
+#define VJP_BINARY(NAME, FN, W)                                                \
+  void piper_k_vjp_##NAME##_##W##_f32(MR(a), MR(b), MR(dy), MR(o)) {           \
+    vjpBinaryK<float, FN>("vjp " #NAME, W, M(a), M(b), M(dy), M(o));           \
+  }                                                                            \
+  void piper_k_vjp_##NAME##_##W##_f64(MR(a), MR(b), MR(dy), MR(o)) {           \
+    vjpBinaryK<double, FN>("vjp " #NAME, W, M(a), M(b), M(dy), M(o));          \
+  }
+VJP_BINARY(add, ref::addBackward, 0)
+VJP_BINARY(add, ref::addBackward, 1)
+VJP_BINARY(sub, ref::subBackward, 0)
+VJP_BINARY(sub, ref::subBackward, 1)
+VJP_BINARY(mul, ref::mulBackward, 0)
+VJP_BINARY(mul, ref::mulBackward, 1)
+VJP_BINARY(swiglu, ref::swigluBackward, 0)
+VJP_BINARY(swiglu, ref::swigluBackward, 1)
+
+#define VJP_UNARY(NAME, FN)                                                    \
+  void piper_k_vjp_##NAME##_0_f32(MR(x), MR(dy), MR(o)) {                      \
+    vjpUnaryK<float, FN>("vjp " #NAME, M(x), M(dy), M(o));                     \
+  }                                                                            \
+  void piper_k_vjp_##NAME##_0_f64(MR(x), MR(dy), MR(o)) {                      \
+    vjpUnaryK<double, FN>("vjp " #NAME, M(x), M(dy), M(o));                    \
+  }
+VJP_UNARY(relu, ref::reluBackward)
+VJP_UNARY(gelu, ref::geluBackward)
+VJP_UNARY(silu, ref::siluBackward)
+VJP_UNARY(softmax, ref::softmaxBackward)
+
+#define VJP_RMS_B0(T) vjpRmsnormK<T>(0, M(x), M(w), M(dy), M(o), eps)
+#define VJP_RMS_B1(T) vjpRmsnormK<T>(1, M(x), M(w), M(dy), M(o), eps)
+PIPER_KERNEL(vjp_rmsnorm_0, (MR(x), MR(w), MR(dy), MR(o), double eps),
+             VJP_RMS_B0)
+PIPER_KERNEL(vjp_rmsnorm_1, (MR(x), MR(w), MR(dy), MR(o), double eps),
+             VJP_RMS_B1)
+#define VJP_LN_B0(T) vjpLayernormK<T>(0, M(x), M(w), M(b), M(dy), M(o), eps)
+#define VJP_LN_B1(T) vjpLayernormK<T>(1, M(x), M(w), M(b), M(dy), M(o), eps)
+#define VJP_LN_B2(T) vjpLayernormK<T>(2, M(x), M(w), M(b), M(dy), M(o), eps)
+PIPER_KERNEL(vjp_layernorm_0, (MR(x), MR(w), MR(b), MR(dy), MR(o), double eps),
+             VJP_LN_B0)
+PIPER_KERNEL(vjp_layernorm_1, (MR(x), MR(w), MR(b), MR(dy), MR(o), double eps),
+             VJP_LN_B1)
+PIPER_KERNEL(vjp_layernorm_2, (MR(x), MR(w), MR(b), MR(dy), MR(o), double eps),
+             VJP_LN_B2)
+#define VJP_ATT_B0(T) vjpAttentionK<T>(0, M(q), M(k), M(v), M(dy), M(o), heads)
+#define VJP_ATT_B1(T) vjpAttentionK<T>(1, M(q), M(k), M(v), M(dy), M(o), heads)
+#define VJP_ATT_B2(T) vjpAttentionK<T>(2, M(q), M(k), M(v), M(dy), M(o), heads)
+PIPER_KERNEL(vjp_attention_0,
+             (MR(q), MR(k), MR(v), MR(dy), MR(o), int64_t heads), VJP_ATT_B0)
+PIPER_KERNEL(vjp_attention_1,
+             (MR(q), MR(k), MR(v), MR(dy), MR(o), int64_t heads), VJP_ATT_B1)
+PIPER_KERNEL(vjp_attention_2,
+             (MR(q), MR(k), MR(v), MR(dy), MR(o), int64_t heads), VJP_ATT_B2)
+#define B(T) vjpEmbeddingK<T>(M(t), M(i), M(dy), M(o))
+PIPER_KERNEL(vjp_embedding_0, (MR(t), MR(i), MR(dy), MR(o)), B)
+#undef B
+#define B(T) vjpCrossEntropyK<T>(M(l), M(i), M(dy), M(o))
+PIPER_KERNEL(vjp_cross_entropy_0, (MR(l), MR(i), MR(dy), MR(o)), B)
+#undef B
+#define B(T) vjpReshapeK<T>(M(x), M(dy), M(o))
+PIPER_KERNEL(vjp_reshape_0, (MR(x), MR(dy), MR(o)), B)
+#undef B
+#define B(T) vjpTransposeK<T>(M(x), M(dy), M(o), perm)
+PIPER_KERNEL(vjp_transpose_0, (MR(x), MR(dy), MR(o), int64_t perm), B)
+#undef B
+#define VJP_ROUTER_B0(T) vjpRouterK<T>(0, M(x), M(w), M(dy), M(o), k)
+#define VJP_ROUTER_B1(T) vjpRouterK<T>(1, M(x), M(w), M(dy), M(o), k)
+PIPER_KERNEL(vjp_router_0, (MR(x), MR(w), MR(dy), MR(o), int64_t k),
+             VJP_ROUTER_B0)
+PIPER_KERNEL(vjp_router_1, (MR(x), MR(w), MR(dy), MR(o), int64_t k),
+             VJP_ROUTER_B1)
+#define B(T) vjpDispatchK<T>(M(x), M(i), M(dy), M(o), capacity)
+PIPER_KERNEL(vjp_dispatch_0, (MR(x), MR(i), MR(dy), MR(o), int64_t capacity), B)
+#undef B
+#define VJP_FFN(W)                                                             \
+  void piper_k_vjp_expert_ffn_##W##_f32(MR(b), MR(g), MR(u), MR(d), MR(dy),    \
+                                        MR(o)) {                               \
+    vjpExpertFfnK<float>(W, M(b), M(g), M(u), M(d), M(dy), M(o));              \
+  }                                                                            \
+  void piper_k_vjp_expert_ffn_##W##_f64(MR(b), MR(g), MR(u), MR(d), MR(dy),    \
+                                        MR(o)) {                               \
+    vjpExpertFfnK<double>(W, M(b), M(g), M(u), M(d), M(dy), M(o));             \
+  }
+VJP_FFN(0)
+VJP_FFN(1)
+VJP_FFN(2)
+VJP_FFN(3)
+#define VJP_COMBINE_B0(T) vjpCombineK<T>(0, M(y), M(w), M(i), M(dy), M(o))
+#define VJP_COMBINE_B1(T) vjpCombineK<T>(1, M(y), M(w), M(i), M(dy), M(o))
+PIPER_KERNEL(vjp_combine_0, (MR(y), MR(w), MR(i), MR(dy), MR(o)),
+             VJP_COMBINE_B0)
+PIPER_KERNEL(vjp_combine_1, (MR(y), MR(w), MR(i), MR(dy), MR(o)),
+             VJP_COMBINE_B1)
+
+} // extern "C"

@@ -1,0 +1,155 @@
+//===- EmitObject.cpp - LLVM dialect to a loadable shared object ----------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The only file of the tool that includes LLVM's codegen headers (they cost
+// ~28 s and 1.7 GB per translation unit here; build-notes.md).
+//
+// Why an ahead-of-time shared object rather than mlir::ExecutionEngine in
+// piper-run: every MPI rank would JIT the same code again, piper-run would
+// link all of MLIR and LLVM (the runtime must not), and a plan directory
+// that holds native code can be inspected, cached and shipped to a cluster.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmitObject.h"
+
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+namespace {
+
+std::unique_ptr<llvm::TargetMachine> hostMachine(std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  // PIC: the object goes into a shared library (R_X86_64_32S otherwise).
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), "", llvm::TargetOptions(),
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+}
+
+/// Translation plus the default O2 pipeline for `machine`.
+std::unique_ptr<llvm::Module> translate(ModuleOp module,
+                                        llvm::LLVMContext &context,
+                                        llvm::TargetMachine &machine) {
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  module->getContext()->appendDialectRegistry(registry);
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context, "piper-plan");
+  if (!llvmModule)
+    return nullptr;
+  llvmModule->setDataLayout(machine.createDataLayout());
+  llvmModule->setTargetTriple(machine.getTargetTriple());
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2)
+      .run(*llvmModule, mam);
+  return llvmModule;
+}
+
+} // namespace
+
+LogicalResult mlir::piper::emitLLVMIR(ModuleOp module, llvm::raw_ostream &os) {
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine = hostMachine(error);
+  if (!machine)
+    return module.emitError() << "no host target: " << error;
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translate(module, context, *machine);
+  if (!llvmModule)
+    return module.emitError() << "translation to LLVM IR failed";
+  llvmModule->print(os, nullptr);
+  return success();
+}
+
+LogicalResult mlir::piper::emitObjectFile(ModuleOp module,
+                                          const std::string &objectPath) {
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine = hostMachine(error);
+  if (!machine)
+    return module.emitError() << "no host target: " << error;
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translate(module, context, *machine);
+  if (!llvmModule)
+    return module.emitError() << "translation to LLVM IR failed";
+  std::error_code ec;
+  llvm::raw_fd_ostream out(objectPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return module.emitError()
+           << "cannot write " << objectPath << ": " << ec.message();
+  llvm::legacy::PassManager pm;
+  if (machine->addPassesToEmitFile(pm, out, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return module.emitError() << "the host target cannot emit objects";
+  pm.run(*llvmModule);
+  return success();
+}
+
+LogicalResult mlir::piper::linkSharedObject(const std::string &objectPath,
+                                            const std::string &sharedPath,
+                                            std::string &error) {
+  // The kernel library and the reference it wraps are linked in statically
+  // so that a plan object depends on nothing Piper-specific at run time.
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName(PIPER_LINKER);
+  if (!cc) {
+    error = "cannot find the linker driver '" PIPER_LINKER "' on PATH";
+    return failure();
+  }
+  std::vector<std::string> args = {*cc,
+                                   "-shared",
+                                   "-fuse-ld=lld",
+                                   "-o",
+                                   sharedPath,
+                                   objectPath,
+                                   PIPER_KERNELS_ARCHIVE,
+                                   PIPER_REFERENCE_ARCHIVE,
+                                   PIPER_OPENBLAS_LIBRARY,
+                                   "-lstdc++",
+                                   "-lm"};
+  SmallVector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::string message;
+  int rc =
+      llvm::sys::ExecuteAndWait(*cc, argRefs, std::nullopt, {}, 0, 0, &message);
+  if (rc != 0) {
+    error = "linking " + sharedPath + " failed (" + *cc + " exited with " +
+            std::to_string(rc) + (message.empty() ? "" : ": " + message) + ")";
+    return failure();
+  }
+  return success();
+}

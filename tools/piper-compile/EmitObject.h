@@ -1,0 +1,35 @@
+//===- EmitObject.h - LLVM dialect to a loadable shared object --*- C++ -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_TOOLS_PIPER_COMPILE_EMITOBJECT_H
+#define PIPER_TOOLS_PIPER_COMPILE_EMITOBJECT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mlir::piper {
+
+/// Translates `module` (LLVM dialect) to LLVM IR, optimises it at O2 for the
+/// host and writes it to `os` as text.
+LogicalResult emitLLVMIR(ModuleOp module, llvm::raw_ostream &os);
+
+/// Translates `module` to LLVM IR, optimises it at O2 and writes a
+/// position-independent host object file to `objectPath`.
+LogicalResult emitObjectFile(ModuleOp module, const std::string &objectPath);
+
+/// Links `objectPath` with the kernel library into the shared object
+/// `sharedPath` (clang-22 -shared); `error` gets the linker's complaint.
+LogicalResult linkSharedObject(const std::string &objectPath,
+                               const std::string &sharedPath,
+                               std::string &error);
+
+} // namespace mlir::piper
+
+#endif // PIPER_TOOLS_PIPER_COMPILE_EMITOBJECT_H

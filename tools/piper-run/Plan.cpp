@@ -1,0 +1,133 @@
+//===- Plan.cpp - Reading plan.json ---------------------------------------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "Plan.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+using namespace piper::run;
+
+namespace {
+
+bool parseDType(llvm::StringRef s, DType &out) {
+  if (s == "f64")
+    out = DType::F64;
+  else if (s == "f32")
+    out = DType::F32;
+  else if (s == "i64")
+    out = DType::I64;
+  else
+    return false;
+  return true;
+}
+
+bool parseTensor(const llvm::json::Value &value, TensorInfo &info,
+                 llvm::json::Path path) {
+  llvm::json::ObjectMapper o(value, path);
+  std::string dtype;
+  if (!o || !o.map("index", info.index) || !o.map("kind", info.kind) ||
+      !o.map("dtype", dtype) || !o.map("shape", info.shape) ||
+      !o.mapOptional("name", info.name) || !o.mapOptional("init", info.init) ||
+      !o.mapOptional("std", info.std) || !o.mapOptional("bound", info.bound) ||
+      !o.mapOptional("updates", info.updates))
+    return false;
+  if (!parseDType(dtype, info.dtype)) {
+    path.field("dtype").report("unsupported dtype (f32, f64 or i64)");
+    return false;
+  }
+  return true;
+}
+
+bool parseRole(const llvm::json::Value &value, RoleInfo &role,
+               llvm::json::Path path) {
+  llvm::json::ObjectMapper o(value, path);
+  return o && o.map("program", role.program) && o.map("object", role.object) &&
+         o.map("entry", role.entry) && o.map("role", role.role) &&
+         o.map("inputs", role.inputs) && o.map("outputs", role.outputs);
+}
+
+} // namespace
+
+bool piper::run::loadPlan(const std::string &directory, Plan &plan,
+                          std::string &error) {
+  llvm::SmallString<128> path(directory);
+  llvm::sys::path::append(path, "plan.json");
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = "cannot read plan " + std::string(path) + ": " +
+            buffer.getError().message();
+    return false;
+  }
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    error = std::string(path) + ": " + llvm::toString(json.takeError());
+    return false;
+  }
+  llvm::json::Path::Root root("plan");
+  llvm::json::ObjectMapper o(*json, root);
+  std::string format;
+  int64_t version = 0;
+  bool ok = o && o.map("format", format) && o.map("version", version);
+  if (ok && (format != "piper-plan" || version != 1)) {
+    error = std::string(path) + ": not a version 1 piper plan (format '" +
+            format + "', version " + std::to_string(version) + ")";
+    return false;
+  }
+  const llvm::json::Object *object = json->getAsObject();
+  auto mapArray = [&](llvm::StringRef key, auto &out, auto parse) {
+    const llvm::json::Array *array = object ? object->getArray(key) : nullptr;
+    if (!array) {
+      llvm::json::Path(root).field(key).report("expected an array");
+      return false;
+    }
+    for (size_t i = 0; i < array->size(); ++i) {
+      out.emplace_back();
+      if (!parse((*array)[i], out.back(),
+                 llvm::json::Path(root).field(key).index(i)))
+        return false;
+    }
+    return true;
+  };
+  ok = ok && o.map("function", plan.function) &&
+       mapArray("arguments", plan.arguments, parseTensor) &&
+       mapArray("results", plan.results, parseTensor) &&
+       mapArray("roles", plan.roles, parseRole);
+  if (ok) {
+    if (const llvm::json::Object *mesh = object->getObject("mesh"))
+      if (const llvm::json::Array *axes = mesh->getArray("axes"))
+        for (const llvm::json::Value &axis : *axes)
+          if (const llvm::json::Object *a = axis.getAsObject())
+            if (auto name = a->getString("name"))
+              plan.mesh[name->str()] = a->getInteger("size").value_or(0);
+  }
+  if (!ok) {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    os << llvm::toString(root.getError());
+    error = std::string(path) + ": bad manifest: " + message;
+    return false;
+  }
+  for (const TensorInfo &arg : plan.arguments)
+    if (arg.index < 0 ||
+        static_cast<size_t>(arg.index) >= plan.arguments.size() ||
+        plan.arguments[arg.index].index != arg.index) {
+      error = std::string(path) + ": bad manifest: arguments must be listed "
+                                  "by index";
+      return false;
+    }
+  if (plan.roles.empty()) {
+    error = std::string(path) + ": bad manifest: the plan has no role";
+    return false;
+  }
+  plan.directory = directory;
+  return true;
+}

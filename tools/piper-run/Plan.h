@@ -1,0 +1,72 @@
+//===- Plan.h - A compiled plan: manifest and loaded objects ----*- C++ -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The plan directory piper-compile writes (docs/Lowering.md): plan.json and
+// one shared object per role. No MLIR here: piper-run, like the runtime,
+// must not need the compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_TOOLS_PIPER_RUN_PLAN_H
+#define PIPER_TOOLS_PIPER_RUN_PLAN_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace piper::run {
+
+enum class DType { F32, F64, I64 };
+
+/// One argument or result of the step function.
+struct TensorInfo {
+  int64_t index = 0;
+  /// "param", "state", "data" (arguments); "loss", "param", "state",
+  /// "other" (results).
+  std::string kind;
+  DType dtype = DType::F64;
+  std::vector<int64_t> shape;
+  // Arguments.
+  std::string name;  // parameter name
+  std::string init;  // normal, zeros, ones
+  double std = 0.0;  // normal
+  int64_t bound = 0; // integer data
+  // Results: the argument it replaces at the next step, or -1.
+  int64_t updates = -1;
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  size_t elementSize() const { return dtype == DType::F32 ? 4 : 8; }
+};
+
+/// One device role's program.
+struct RoleInfo {
+  std::string program, object, entry;
+  std::map<std::string, int64_t> role;
+  std::vector<int64_t> inputs, outputs;
+};
+
+struct Plan {
+  std::string directory, function;
+  std::map<std::string, int64_t> mesh;
+  std::vector<TensorInfo> arguments, results;
+  std::vector<RoleInfo> roles;
+};
+
+/// Reads `<directory>/plan.json`; on failure returns false with a message
+/// that names the file and the offending field.
+bool loadPlan(const std::string &directory, Plan &plan, std::string &error);
+
+} // namespace piper::run
+
+#endif // PIPER_TOOLS_PIPER_RUN_PLAN_H
