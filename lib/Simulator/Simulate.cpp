@@ -28,7 +28,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Format.h"
 
 #include <map>
 
@@ -476,8 +476,8 @@ mlir::piper::simulatePrograms(ModuleOp module, const SimulateOptions &options,
           sim::LinkSpec link = builder.linkOf(axis.getName());
           os << axis.getName().getValue() << "=" << axis.getSize() << " ("
              << link.linkClass << " "
-             << llvm::formatv("{0}", link.bandwidth / 1e9) << " GB/s, "
-             << llvm::formatv("{0}", link.latency * 1e6) << " us)";
+             << llvm::format("%g", link.bandwidth / 1e9) << " GB/s, "
+             << llvm::format("%g", link.latency * 1e6) << " us)";
         },
         ", ");
   }
