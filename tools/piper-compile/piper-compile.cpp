@@ -68,12 +68,15 @@ cl::opt<std::string>
                cl::desc("Strategy: a transform script (.mlir) or Piper's JSON "
                         "directive list (.json); none means serial"),
                cl::value_desc("file"), cl::cat(category));
-enum class Emit { Plan, Programs, Lowered, LLVMIR };
+enum class Emit { Plan, Programs, Kernels, Lowered, LLVMIR };
 cl::opt<Emit> emit(
     "emit", cl::desc("What to produce"), cl::init(Emit::Plan),
     cl::values(clEnumValN(Emit::Plan, "plan", "the plan directory (default)"),
                clEnumValN(Emit::Programs, "programs",
                           "the verified device programs (MLIR)"),
+               clEnumValN(Emit::Kernels, "kernels",
+                          "programs as functions of linalg and kernel calls "
+                          "(before bufferization)"),
                clEnumValN(Emit::Lowered, "lowered",
                           "the programs lowered to the LLVM dialect"),
                clEnumValN(Emit::LLVMIR, "llvm-ir", "optimised LLVM IR")),
@@ -125,13 +128,19 @@ LogicalResult buildPrograms(ModuleOp module, StringRef strategyPath) {
 }
 
 /// Lowers a clone of `module` holding only `program` (and what it calls).
-OwningOpRef<ModuleOp> lowerProgram(ModuleOp module, StringRef program) {
+OwningOpRef<ModuleOp> lowerProgram(ModuleOp module, StringRef program,
+                                   bool kernelsOnly = false) {
   OwningOpRef<ModuleOp> clone = module.clone();
   for (ProgramOp other : llvm::make_early_inc_range(clone->getOps<ProgramOp>()))
     if (other.getSymName() != program)
       other.erase();
   PassManager pm(module.getContext());
-  buildLowerToLLVMPipeline(pm);
+  if (kernelsOnly) {
+    pm.addPass(createProgramToFuncPass());
+    pm.addPass(createConvertToKernelsPass());
+  } else {
+    buildLowerToLLVMPipeline(pm);
+  }
   if (failed(pm.run(*clone)))
     return nullptr;
   return clone;
@@ -396,7 +405,7 @@ LogicalResult run(MLIRContext &context) {
   if (programs.empty())
     return module->emitError() << "piper-compile: no device program";
 
-  if (emit == Emit::Lowered || emit == Emit::LLVMIR) {
+  if (emit == Emit::Kernels || emit == Emit::Lowered || emit == Emit::LLVMIR) {
     std::string out = outputName.empty() ? "-" : outputName.getValue();
     auto file = openOutputFile(out, &error);
     if (!file) {
@@ -405,10 +414,10 @@ LogicalResult run(MLIRContext &context) {
     }
     for (ProgramOp program : programs) {
       OwningOpRef<ModuleOp> lowered =
-          lowerProgram(*module, program.getSymName());
+          lowerProgram(*module, program.getSymName(), emit == Emit::Kernels);
       if (!lowered)
         return failure();
-      if (emit == Emit::Lowered)
+      if (emit != Emit::LLVMIR)
         lowered->print(file->os());
       else if (failed(emitLLVMIR(*lowered, file->os())))
         return failure();
