@@ -115,12 +115,11 @@ std::string mlir::piper::renderSummary(const SimulationReport &r) {
   out += pad("program", w) + pad("role", rw) + pad("compute" + unit, 14, true) +
          pad("comm" + unit, 14, true) + pad("exposed" + unit, 14, true) +
          pad("idle" + unit, 14, true) + pad("bubble", 8, true) +
-         pad("peak GiB", 10, true) + "\n";
+         pad("peak MiB", 10, true) + "\n";
   for (const DeviceSummary &d : r.devices) {
     std::string memory =
-        d.peakMemory < 0
-            ? "-"
-            : fmt("%.2f", double(d.peakMemory) / (1024.0 * 1024 * 1024));
+        d.peakMemory < 0 ? "-"
+                         : fmt("%.1f", double(d.peakMemory) / (1024.0 * 1024));
     if (d.peakMemory > r.memoryCapacity && !r.unitCosts)
       memory += "!";
     out += pad(d.program, w) + pad(d.role, rw) +

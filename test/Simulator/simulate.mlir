@@ -22,11 +22,11 @@
 // UNIT:simulated step at unit costs (F = BI = BW = 1, everything else 0)
 // UNIT-NEXT:mesh: pp=4 (nvlink 300 GB/s, 3 us)
 // UNIT-NEXT:step time 33, bubble 27.3%, communication exposed 0 and hidden 0 per device
-// UNIT-NEXT:program    role           compute          comm       exposed          idle  bubble  peak GiB
-// UNIT-NEXT:@step.pp0  {pp=0}              24             0             0             9   27.3%      0.00
-// UNIT-NEXT:@step.pp1  {pp=1}              24             0             0             9   27.3%      0.00
-// UNIT-NEXT:@step.pp2  {pp=2}              24             0             0             9   27.3%      0.00
-// UNIT-NEXT:@step.pp3  {pp=3}              24             0             0             9   27.3%      0.00
+// UNIT-NEXT:program    role           compute          comm       exposed          idle  bubble  peak MiB
+// UNIT-NEXT:@step.pp0  {pp=0}              24             0             0             9   27.3%       0.0
+// UNIT-NEXT:@step.pp1  {pp=1}              24             0             0             9   27.3%       0.0
+// UNIT-NEXT:@step.pp2  {pp=2}              24             0             0             9   27.3%       0.0
+// UNIT-NEXT:@step.pp3  {pp=3}              24             0             0             9   27.3%       0.0
 
 // Process = program, thread = stream; a unit is a millisecond.
 // CHROME: {"displayTimeUnit":"ms","traceEvents":[
