@@ -8,6 +8,7 @@
 
 #include "piper/InitAllPiper.h"
 
+#include "piper/Conversion/Passes.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/Transforms/Autodiff.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
@@ -28,12 +29,14 @@ void mlir::piper::registerPiper(DialectRegistry &registry) {
                   tensor::TensorDialect, transform::TransformDialect>();
   registerVJPInterfaceExternalModels(registry);
   registerTransformDialectExtension(registry);
+  registerPiperConversionInterfaces(registry);
 
   // Pass registration is global and must happen once per process even when
   // several hosts or tests call this entry point.
   static bool passesRegistered = [] {
     registerPiperPasses();
     registerSimulatorPasses();
+    registerPiperConversionPasses();
     return true;
   }();
   (void)passesRegistered;
