@@ -154,12 +154,12 @@ PlaceOp::apply(transform::TransformRewriter &rewriter,
     for (auto transfer : dag.getBody().getOps<TransferOp>())
       existing[{transfer.getValue(), transfer.getTo()}] = transfer;
   }
-  auto connect = [&](TaskOp consumer, OpOperand &use) {
+  // `to` is the consumer's device group.
+  auto connect = [&](Operation *consumer, DictionaryAttr to, OpOperand &use) {
     auto producer = dyn_cast_or_null<TaskOp>(use.get().getDefiningOp());
-    if (!producer || !producer.getDevicesAttr() || !consumer.getDevicesAttr() ||
-        producer.getDevicesAttr() == consumer.getDevicesAttr())
+    if (!producer || !producer.getDevicesAttr() || !to ||
+        producer.getDevicesAttr() == to)
       return;
-    DictionaryAttr to = consumer.getDevicesAttr();
     TransferOp &transfer = existing[{use.get(), to}];
     if (!transfer) {
       rewriter.setInsertionPoint(consumer);
@@ -168,22 +168,36 @@ PlaceOp::apply(transform::TransformRewriter &rewriter,
                           "->" + formatDeviceGroup(to))
                              .str();
       transfer =
-          TransferOp::create(rewriter, consumer.getLoc(), use.get().getType(),
+          TransferOp::create(rewriter, consumer->getLoc(), use.get().getType(),
                              rewriter.getStringAttr(name), use.get(),
                              producer.getDevicesAttr(), to, getStreamAttr());
       transfers.push_back(transfer);
     }
     use.set(transfer.getResult());
   };
+  DenseSet<Operation *> dags;
   for (Operation *op : payload) {
     auto task = cast<TaskOp>(op);
+    dags.insert(task->getParentOp());
     for (OpOperand &use : task->getOpOperands())
-      connect(task, use);
+      connect(task, task.getDevicesAttr(), use);
     for (Value output : task.getOutputs())
       for (OpOperand &use : llvm::make_early_inc_range(output.getUses()))
         if (auto consumer = dyn_cast<TaskOp>(use.getOwner()))
-          connect(consumer, use);
+          connect(consumer, consumer.getDevicesAttr(), use);
   }
+  // A sum of microbatch copies placed on several groups (DualPipe runs the
+  // two halves of the microbatches in opposite directions, so one stage's
+  // copies live on two ranks) is taken on the group of its first copy; the
+  // other copies are sent there.
+  for (Operation *dag : dags)
+    for (auto accumulate : cast<DAGOp>(dag).getBody().getOps<AccumulateOp>()) {
+      auto first = accumulate.getValues().front().getDefiningOp<TaskOp>();
+      if (!first || !first.getDevicesAttr())
+        continue;
+      for (OpOperand &use : accumulate->getOpOperands())
+        connect(accumulate, first.getDevicesAttr(), use);
+    }
   results.set(cast<OpResult>(getTransfers()), transfers);
   return DiagnosedSilenceableFailure::success();
 }
