@@ -8,6 +8,11 @@
 // RUN: piper-gen --config=tiny-mlp --pp=2 --dtype=f64 --mesh=pp=2 -o %t/mlp2.mlir
 // RUN: piper-opt %t/mlp2.mlir --piper-autodiff --piper-build-dag --transform-preload-library="transform-library-paths=%t/dualpipe.mlir" --transform-interpreter -o %t/dualpipe.dag.mlir
 // RUN: piper-opt %t/dualpipe.dag.mlir --piper-export-schedule=format=grid -o /dev/null > %t/dualpipe.grid
+// The loss of microbatches 2 and 3 (entering at rank 1, leaving at rank 0)
+// is sent to rank 1, where microbatch 0's is summed, so both directions
+// partition into verified programs.
+// RUN: FileCheck %s --check-prefix=SUMS < %t/dualpipe.dag.mlir
+// RUN: piper-opt %t/dualpipe.dag.mlir --piper-partition --piper-verify-programs -o /dev/null
 // RUN: piper-schedule --schedule=dualpipe --pp=2 --microbatches=4 --format=grid > %t/dualpipe.ref.grid
 // RUN: diff %t/dualpipe.grid %t/dualpipe.ref.grid
 // RUN: FileCheck %s --check-prefix=GRID < %t/dualpipe.grid
@@ -25,6 +30,9 @@
 
 // Library stages 2 and 3 are the second direction (DAG stages 0 and 1 on
 // microbatches 2 and 3).
+// SUMS: piper.transfer "F{PP=1,MB=2}#0->{pp=1}" %{{.*}} from {pp = 0 : i64} to {pp = 1 : i64}
+// SUMS: piper.accumulate "accumulate(F{PP=1}#0)"
+
 // GRID:      rank 0 |0F0 3F0 0F1 3B0---- 3F1;0B0---- 3B1---- 0I1 0W1
 // GRID-NEXT: rank 1 |2F0 1F0 2F1 1B0---- 1F1;2B0---- 1B1---- 2I1 2W1
 
