@@ -164,6 +164,31 @@ void OrderOp::getEffects(
   getScheduleEffects(getOperation()->getOpOperands(), effects);
 }
 
+/// Writes onto every DAG under `root` the schedule `scheduleFor` makes for
+/// its pipeline tasks (or the error it returns): shared by `schedule` and
+/// `schedule_from_csv`.
+template <typename OpTy, typename ScheduleFor>
+static DiagnosedSilenceableFailure
+scheduleDAGs(OpTy op, transform::TransformState &state,
+             ScheduleFor &&scheduleFor) {
+  auto emitError = [&]() { return op->emitError(); };
+  SmallVector<DAGOp> dags = collectDAGs(state, op.getRoot());
+  if (dags.empty())
+    return op.emitDefiniteFailure() << "no piper.dag to schedule";
+  for (DAGOp dag : dags) {
+    FailureOr<PipelineTasks> tasks =
+        collectPipelineTasks(dag, op.getAxis(), emitError);
+    if (failed(tasks))
+      return DiagnosedSilenceableFailure::definiteFailure();
+    FailureOr<sched::Schedule> schedule = scheduleFor(*tasks);
+    if (failed(schedule))
+      return DiagnosedSilenceableFailure::definiteFailure();
+    if (failed(applySchedule(dag, *tasks, *schedule, emitError)))
+      return DiagnosedSilenceableFailure::definiteFailure();
+  }
+  return DiagnosedSilenceableFailure::success();
+}
+
 //===----------------------------------------------------------------------===//
 // ScheduleOp
 //===----------------------------------------------------------------------===//
@@ -183,22 +208,13 @@ DiagnosedSilenceableFailure
 ScheduleOp::apply(transform::TransformRewriter &rewriter,
                   transform::TransformResults &results,
                   transform::TransformState &state) {
-  auto emitError = [&]() { return getOperation()->emitError(); };
-  SmallVector<DAGOp> dags = collectDAGs(state, getRoot());
-  if (dags.empty())
-    return emitDefiniteFailure() << "no piper.dag to schedule";
-  for (DAGOp dag : dags) {
-    FailureOr<PipelineTasks> tasks =
-        collectPipelineTasks(dag, getAxis(), emitError);
-    if (failed(tasks))
-      return DiagnosedSilenceableFailure::definiteFailure();
-    sched::Result<sched::Schedule> schedule = buildFor(getName(), *tasks);
-    if (!schedule)
-      return emitDefiniteFailure() << schedule.error();
-    if (failed(applySchedule(dag, *tasks, *schedule, emitError)))
-      return DiagnosedSilenceableFailure::definiteFailure();
-  }
-  return DiagnosedSilenceableFailure::success();
+  return scheduleDAGs(
+      *this, state, [&](PipelineTasks &tasks) -> FailureOr<sched::Schedule> {
+        sched::Result<sched::Schedule> schedule = buildFor(getName(), tasks);
+        if (!schedule)
+          return emitOpError() << schedule.error();
+        return std::move(*schedule);
+      });
 }
 
 void ScheduleOp::getEffects(
@@ -240,28 +256,21 @@ ScheduleFromCSVOp::apply(transform::TransformRewriter &rewriter,
            << source << " is not a valid schedule: " << valid.error();
   schedule->name = source;
 
-  auto emitError = [&]() { return getOperation()->emitError(); };
-  SmallVector<DAGOp> dags = collectDAGs(state, getRoot());
-  if (dags.empty())
-    return emitDefiniteFailure() << "no piper.dag to schedule";
-  for (DAGOp dag : dags) {
-    FailureOr<PipelineTasks> tasks =
-        collectPipelineTasks(dag, getAxis(), emitError);
-    if (failed(tasks))
-      return DiagnosedSilenceableFailure::definiteFailure();
-    if (tasks->numStages != schedule->numStages ||
-        tasks->numMicrobatches != schedule->numMicrobatches ||
-        tasks->numRanks != schedule->numRanks)
-      return emitDefiniteFailure()
-             << source << " has " << schedule->numStages << " stages, "
-             << schedule->numMicrobatches << " microbatches and "
-             << schedule->numRanks << " ranks, but the DAG has "
-             << tasks->numStages << " stages, " << tasks->numMicrobatches
-             << " microbatches and " << tasks->numRanks << " ranks";
-    if (failed(applySchedule(dag, *tasks, *schedule, emitError)))
-      return DiagnosedSilenceableFailure::definiteFailure();
-  }
-  return DiagnosedSilenceableFailure::success();
+  return scheduleDAGs(
+      *this, state, [&](PipelineTasks &tasks) -> FailureOr<sched::Schedule> {
+        if (tasks.numStages != schedule->numStages ||
+            tasks.numMicrobatches != schedule->numMicrobatches ||
+            tasks.numRanks != schedule->numRanks) {
+          (*this)->emitError()
+              << source << " has " << schedule->numStages << " stages, "
+              << schedule->numMicrobatches << " microbatches and "
+              << schedule->numRanks << " ranks, but the DAG has "
+              << tasks.numStages << " stages, " << tasks.numMicrobatches
+              << " microbatches and " << tasks.numRanks << " ranks";
+          return failure();
+        }
+        return *schedule;
+      });
 }
 
 void ScheduleFromCSVOp::getEffects(
