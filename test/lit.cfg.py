@@ -2,6 +2,7 @@
 # lit configuration for Piper's IR tests.
 
 import os
+import shutil
 import subprocess
 
 import lit.formats
@@ -70,3 +71,19 @@ except (OSError, subprocess.TimeoutExpired):
 if has_torch:
     config.available_features.add("torch")
 config.substitutions.insert(0, ("%python_torch", python_torch))
+
+# Multi-rank runs of compiled plans (test/Integration/*-mpi.mlir). OpenMPI
+# refuses root without both variables (containers, CI) and more ranks than
+# cores without --oversubscribe; `timeout` turns a hang into a failure, and
+# the runtime's own timeout (PIPER_RT_TIMEOUT) fires well before it.
+mpiexec = shutil.which("mpiexec")
+if mpiexec:
+    config.available_features.add("mpi")
+    config.substitutions.insert(
+        0,
+        (
+            "%mpiexec",
+            "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+            "PIPER_RT_TIMEOUT=30 timeout 120 " + mpiexec + " --oversubscribe",
+        ),
+    )

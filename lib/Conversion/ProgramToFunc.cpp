@@ -14,8 +14,15 @@
 // the outlined bodies and `piper.sum` an ordered add chain then a scale, as
 // the interpreter accumulates. One process runs every stream of a role in
 // program order, which the partitioner made a topological order of all
-// streams, so records and waits vanish. Sends, receives and collectives need
-// the runtime (multi-rank); they are rejected here until that seam is built.
+// streams, so records and waits vanish.
+//
+// A send or receive becomes a call of `piper_comm_send_<t>` /
+// `piper_comm_recv_<t>` (unranked memref, peer world rank, tag), C-ABI shims
+// that piper-run exports and implements on the piper_rt_* runtime. The peer's
+// rank is fixed here: the mesh's row-major rank of the peer role's
+// coordinates, taking this role's coordinate on the axes the peer does not
+// name. Only one device per role is supported (axes no role names must have
+// size 1); collectives are still rejected.
 //
 // The step functions the programs came from (with their DAGs) and the meshes
 // are erased; bodies no program calls are left for symbol-dce.
@@ -27,7 +34,9 @@
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -38,6 +47,55 @@ using namespace mlir;
 using namespace mlir::piper;
 
 namespace {
+
+/// The world rank of the device `peer` talks to from `self`: row-major over
+/// the mesh axes (piper_rt_mesh_rank's order), the peer role's coordinate
+/// where it names the axis, else this role's.
+FailureOr<int64_t> peerRank(Operation *op, MeshOp mesh, ProgramOp self,
+                            DictionaryAttr peerRole) {
+  int64_t rank = 0;
+  for (MeshAxisAttr axis : mesh.getAxisList()) {
+    StringRef name = axis.getName();
+    auto coord = peerRole.getAs<IntegerAttr>(name);
+    if (!coord)
+      coord = self.getRole().getAs<IntegerAttr>(name);
+    if (!coord && axis.getSize() != 1)
+      return op->emitError()
+             << "cannot lower '" << op->getName() << "': axis '" << name
+             << "' (size " << axis.getSize()
+             << ") is named by neither role; the multi-rank lowering runs one "
+                "device per role (no replicas yet)";
+    rank = rank * axis.getSize() + (coord ? coord.getInt() : 0);
+  }
+  return rank;
+}
+
+/// Declares (once) the private shim `name` taking (memref<*xT>, i64, i64).
+func::FuncOp declareShim(ModuleOp module, StringRef name, Type unranked) {
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  Type i64 = b.getI64Type();
+  auto fn = func::FuncOp::create(b, module.getLoc(), name,
+                                 b.getFunctionType({unranked, i64, i64}, {}));
+  fn.setPrivate();
+  return fn;
+}
+
+/// "f32", "f64" or "i64": the shim suffix of a tensor's element type.
+FailureOr<StringRef> commSuffix(Operation *op, Type type) {
+  Type elt = cast<RankedTensorType>(type).getElementType();
+  if (elt.isF32())
+    return StringRef("f32");
+  if (elt.isF64())
+    return StringRef("f64");
+  if (elt.isInteger(64))
+    return StringRef("i64");
+  return op->emitError() << "cannot lower '" << op->getName()
+                         << "' of element type " << elt
+                         << " (f32, f64 and i64 are supported)";
+}
 
 /// Builds the function of one program; fails with a diagnostic at the first
 /// instruction that cannot run in one process.
@@ -69,6 +127,11 @@ LogicalResult convertProgram(ProgramOp program, SymbolTable &symbols) {
     outputIndices.push_back(index);
     resultTypes.push_back(type);
   }
+
+  auto mesh = symbols.lookup<MeshOp>(program.getMesh());
+  if (!mesh)
+    return program.emitError() << "mesh @" << program.getMesh() << " not found";
+  auto module = program->getParentOfType<ModuleOp>();
 
   OpBuilder builder(program);
   Location loc = program.getLoc();
@@ -144,12 +207,69 @@ LogicalResult convertProgram(ProgramOp program, SymbolTable &symbols) {
     }
     if (isa<RecordOp, WaitOp>(op))
       continue;
-    if (isa<SendOp, RecvOp, CommOp>(op))
+    if (isa<SendOp, RecvOp>(op)) {
+      bool isSend = isa<SendOp>(op);
+      auto peerName =
+          isSend ? cast<SendOp>(op).getPeer() : cast<RecvOp>(op).getPeer();
+      int64_t tag =
+          isSend ? cast<SendOp>(op).getTag() : cast<RecvOp>(op).getTag();
+      // The peer's role: from its program, or, when the module holds only
+      // this program (piper-compile lowers each alone), from the op.
+      DictionaryAttr peerRole =
+          op.getAttrOfType<DictionaryAttr>(kPeerRoleAttrName);
+      for (ProgramOp candidate : module.getOps<ProgramOp>())
+        if (candidate.getSymName() == peerName)
+          peerRole = candidate.getRole();
+      if (!peerRole)
+        return op.emitError() << "peer @" << peerName << " not found";
+      FailureOr<int64_t> rank = peerRank(&op, mesh, program, peerRole);
+      if (failed(rank))
+        return failure();
+      Type tensorType = isSend ? cast<SendOp>(op).getValue().getType()
+                               : cast<RecvOp>(op).getResult().getType();
+      FailureOr<StringRef> suffix = commSuffix(&op, tensorType);
+      if (failed(suffix))
+        return failure();
+      auto type = cast<RankedTensorType>(tensorType);
+      auto unranked = UnrankedMemRefType::get(type.getElementType(), 0);
+      Location l = op.getLoc();
+      Value memref;
+      if (isSend) {
+        // Any strides: a sent value may be a microbatch slice; the shim
+        // copies it out, so the buffer may be freed right after the call.
+        auto layout = StridedLayoutAttr::get(
+            builder.getContext(), ShapedType::kDynamic,
+            SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic));
+        memref = bufferization::ToBufferOp::create(
+            builder, l,
+            MemRefType::get(type.getShape(), type.getElementType(), layout),
+            mapping.lookup(cast<SendOp>(op).getValue()), /*read_only=*/true);
+      } else {
+        memref = memref::AllocOp::create(
+            builder, l,
+            MemRefType::get(type.getShape(), type.getElementType()));
+      }
+      Value desc = memref::CastOp::create(builder, l, unranked, memref);
+      Value peerValue = arith::ConstantIntOp::create(builder, l, *rank, 64);
+      Value tagValue = arith::ConstantIntOp::create(builder, l, tag, 64);
+      std::string name =
+          ("piper_comm_" + Twine(isSend ? "send_" : "recv_") + *suffix).str();
+      func::FuncOp shim = declareShim(module, name, unranked);
+      func::CallOp::create(builder, l, shim,
+                           ValueRange{desc, peerValue, tagValue});
+      if (!isSend)
+        mapping.map(cast<RecvOp>(op).getResult(),
+                    bufferization::ToTensorOp::create(builder, l, type, memref,
+                                                      /*restrict=*/true,
+                                                      /*writable=*/true));
+      continue;
+    }
+    if (isa<CommOp>(op))
       return op.emitError()
              << "cannot lower '" << op.getName()
-             << "' yet: communication between devices needs the multi-rank "
-                "lowering onto the piper_rt_* runtime; compile a strategy "
-                "with one role and no collectives for a single process";
+             << "' yet: collectives need the multi-rank lowering onto the "
+                "piper_rt_* collectives; compile a strategy without data, "
+                "tensor or expert replicas";
     return op.emitError() << "unexpected instruction in a program";
   }
 
@@ -168,8 +288,9 @@ struct ProgramToFuncPass
     return "Turn each piper.program into a public func.func on tensors";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<func::FuncDialect, tensor::TensorDialect,
-                    arith::ArithDialect>();
+    registry
+        .insert<func::FuncDialect, tensor::TensorDialect, arith::ArithDialect,
+                bufferization::BufferizationDialect, memref::MemRefDialect>();
   }
 
   void runOnOperation() override {

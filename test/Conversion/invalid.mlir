@@ -6,7 +6,7 @@
 // RUN: not piper-compile %t/no-program.mlir --emit=lowered 2>&1 | FileCheck %s --check-prefix=NONE
 
 // BF16: bf16.mlir:7:8: error: element type 'bf16' is not supported by the native lowering (f32 and f64 are)
-// SEND: send.mlir:8:3: error: cannot lower 'piper.send' yet: communication between devices needs the multi-rank lowering onto the piper_rt_* runtime; compile a strategy with one role and no collectives for a single process
+// SEND: send.mlir:8:3: error: cannot lower 'piper.send': axis 'dp' (size 2) is named by neither role; the multi-rank lowering runs one device per role (no replicas yet)
 // OP: unknown-op.mlir:7:8: error: unsupported operation 'math.exp' in a chunk body: the native lowering handles piper NN ops, piper.vjp, optimizer updates, arith, tensor and func ops
 // NONE: error: piper-compile: no public function to compile
 
@@ -27,8 +27,8 @@ piper.program @step.all role {} of @mesh step @step streams ["compute"] {
 }
 
 //--- send.mlir
-// Communication needs the runtime: a single-process lowering rejects it.
-piper.mesh @mesh axes = [pp = 2]
+// Sends between roles with data replicas need per-replica peers: not yet.
+piper.mesh @mesh axes = [dp = 2, pp = 2]
 func.func @step(%x: tensor<2xf64>) -> tensor<2xf64> {
   return %x : tensor<2xf64>
 }

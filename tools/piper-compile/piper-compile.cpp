@@ -131,6 +131,19 @@ LogicalResult buildPrograms(ModuleOp module, StringRef strategyPath) {
 OwningOpRef<ModuleOp> lowerProgram(ModuleOp module, StringRef program,
                                    bool kernelsOnly = false) {
   OwningOpRef<ModuleOp> clone = module.clone();
+  // The lowering turns a send or receive's peer program into a world rank
+  // from the peer's role; the peer is erased from this clone, so its role
+  // travels on the op (kPeerRoleAttrName).
+  llvm::StringMap<DictionaryAttr> roles;
+  for (ProgramOp p : clone->getOps<ProgramOp>())
+    roles[p.getSymName()] = p.getRole();
+  for (ProgramOp p : clone->getOps<ProgramOp>())
+    p.walk([&](Operation *op) {
+      if (auto send = dyn_cast<SendOp>(op))
+        op->setAttr(kPeerRoleAttrName, roles.lookup(send.getPeer()));
+      else if (auto recv = dyn_cast<RecvOp>(op))
+        op->setAttr(kPeerRoleAttrName, roles.lookup(recv.getPeer()));
+    });
   for (ProgramOp other : llvm::make_early_inc_range(clone->getOps<ProgramOp>()))
     if (other.getSymName() != program)
       other.erase();

@@ -102,12 +102,18 @@ bool piper::run::loadPlan(const std::string &directory, Plan &plan,
        mapArray("results", plan.results, parseTensor) &&
        mapArray("roles", plan.roles, parseRole);
   if (ok) {
-    if (const llvm::json::Object *mesh = object->getObject("mesh"))
+    if (const llvm::json::Object *mesh = object->getObject("mesh")) {
+      if (auto name = mesh->getString("name"))
+        plan.meshName = name->str();
       if (const llvm::json::Array *axes = mesh->getArray("axes"))
         for (const llvm::json::Value &axis : *axes)
           if (const llvm::json::Object *a = axis.getAsObject())
-            if (auto name = a->getString("name"))
-              plan.mesh[name->str()] = a->getInteger("size").value_or(0);
+            if (auto name = a->getString("name")) {
+              int64_t size = a->getInteger("size").value_or(0);
+              plan.mesh[name->str()] = size;
+              plan.meshAxes.emplace_back(name->str(), size);
+            }
+    }
   }
   if (!ok) {
     std::string message;

@@ -59,6 +59,9 @@ struct RoleInfo {
 struct Plan {
   std::string directory, function;
   std::map<std::string, int64_t> mesh;
+  /// The mesh axes in their declared (row-major rank) order, and its name.
+  std::vector<std::pair<std::string, int64_t>> meshAxes;
+  std::string meshName;
   std::vector<TensorInfo> arguments, results;
   std::vector<RoleInfo> roles;
 };

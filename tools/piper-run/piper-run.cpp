@@ -15,12 +15,19 @@
 //   step 1 loss 2.0790981075160042
 // as piper-interp does, so the two outputs compare token by token.
 //
-// Single process: the plan must have one role. Multi-rank plans run under
-// mpirun once the programs' communication lowers to the piper_rt_* runtime.
+// A one-role plan runs in a single process (no MPI). A plan with several
+// roles runs under `mpiexec -np N`: the runtime checks N against the plan's
+// mesh, each rank runs the program of the role its mesh coordinates match
+// (one device per role), sends and receives go through the piper_comm_*
+// shims (Comm.cpp), and the rank that computes the loss sends it to rank 0,
+// which alone prints and logs, so the output is piper-interp's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Plan.h"
+#ifdef PIPER_RUN_HAVE_MPI
+#include "Comm.h"
+#endif
 
 #include "piper/Interpreter/SyntheticData.h"
 #include "piper/Reference/Init.h"
@@ -111,11 +118,82 @@ int main(int argc, char **argv) {
   std::string error;
   if (!loadPlan(planDir, plan, error))
     return fail(error);
+  // Multi-rank: this rank's role and the rank that holds the loss.
+  const RoleInfo *myRole = &plan.roles.front();
+  int rank = 0, lossRank = 0;
+#ifdef PIPER_RUN_HAVE_MPI
+  piper_rt_context context = nullptr;
+  bool multiRank = plan.roles.size() > 1;
+  // Every rank runs the same checks on the same plan, so every rank fails
+  // alike; rank 0 alone says why.
+  auto failAll = [&](const std::string &message) {
+    if (rank == 0)
+      fail(message);
+    piper::run::commStop();
+    piper_rt_finalize(context);
+    return 1;
+  };
+  if (multiRank) {
+    if (piper_rt_init(&argc, &argv, &context) != PIPER_RT_OK)
+      return fail(std::string("cannot start the runtime: ") +
+                  piper_rt_last_error());
+    piper_rt_rank(context, &rank);
+    std::vector<const char *> names;
+    std::vector<int64_t> sizes;
+    for (auto &[name, size] : plan.meshAxes) {
+      names.push_back(name.c_str());
+      sizes.push_back(size);
+    }
+    piper_rt_mesh mesh = nullptr;
+    if (piper_rt_mesh_create(names.size(), names.data(), sizes.data(), &mesh) !=
+            PIPER_RT_OK ||
+        piper_rt_set_mesh(context, mesh) != PIPER_RT_OK) {
+      std::string message = piper_rt_last_error();
+      piper_rt_mesh_destroy(mesh);
+      return failAll(message);
+    }
+    // The role of each world rank: the one whose coordinates its own match.
+    int64_t devices = 0;
+    piper_rt_mesh_num_devices(mesh, &devices);
+    std::vector<int64_t> coords(names.size());
+    std::vector<const RoleInfo *> roleOf(devices, nullptr);
+    for (int64_t r = 0; r < devices; ++r) {
+      piper_rt_mesh_coords(mesh, r, coords.data());
+      for (const RoleInfo &candidate : plan.roles) {
+        bool match = true;
+        for (auto [a, axis] : llvm::enumerate(plan.meshAxes)) {
+          auto it = candidate.role.find(axis.first);
+          match &= it == candidate.role.end() || it->second == coords[a];
+        }
+        if (!match)
+          continue;
+        if (roleOf[r]) {
+          piper_rt_mesh_destroy(mesh);
+          return failAll("rank " + std::to_string(r) + " matches roles " +
+                         roleOf[r]->program + " and " + candidate.program);
+        }
+        roleOf[r] = &candidate;
+      }
+      if (!roleOf[r]) {
+        piper_rt_mesh_destroy(mesh);
+        return failAll("rank " + std::to_string(r) + " has no role");
+      }
+      for (int64_t j : roleOf[r]->outputs)
+        if (j == 0)
+          lossRank = static_cast<int>(r);
+    }
+    piper_rt_mesh_destroy(mesh);
+    myRole = roleOf[rank];
+    std::string error;
+    if (!piper::run::commStart(context, error))
+      return failAll(error);
+  }
+#else
   if (plan.roles.size() != 1)
     return fail("the plan has " + std::to_string(plan.roles.size()) +
-                " roles; a single process runs one-role plans (multi-rank "
-                "plans need mpirun and the MPI runtime, not built yet)");
-  const RoleInfo &role = plan.roles.front();
+                " roles; multi-rank plans need piper-run built with MPI");
+#endif
+  const RoleInfo &role = *myRole;
   for (int64_t i : role.inputs)
     if (i < 0 || static_cast<size_t>(i) >= plan.arguments.size())
       return fail("bad manifest: role input " + std::to_string(i) +
@@ -165,7 +243,7 @@ int main(int argc, char **argv) {
     results[j].allocate(plan.results[j]);
 
   std::unique_ptr<llvm::raw_fd_ostream> log;
-  if (!logFile.empty()) {
+  if (!logFile.empty() && rank == 0) {
     std::error_code ec;
     log = std::make_unique<llvm::raw_fd_ostream>(logFile, ec);
     if (ec)
@@ -210,13 +288,24 @@ int main(int argc, char **argv) {
       std::string message = lastError();
       if (clearError)
         clearError();
+      // A multi-rank job's other ranks stop at the runtime's timeout.
       return fail("step " + std::to_string(s) + ": kernel error: " + message);
     }
 
     double loss = results[0].info ? results[0].firstFloat() : 0.0;
-    llvm::outs() << "step " << s << " loss " << llvm::format("%.17g", loss)
-                 << "\n";
-    if (log)
+#ifdef PIPER_RUN_HAVE_MPI
+    if (multiRank) {
+      std::string error;
+      if (!piper::run::commFinishStep(error) ||
+          !piper::run::commMoveScalar(loss, lossRank, 0, rank, error))
+        return fail("rank " + std::to_string(rank) + ": step " +
+                    std::to_string(s) + ": " + error);
+    }
+#endif
+    if (rank == 0)
+      llvm::outs() << "step " << s << " loss " << llvm::format("%.17g", loss)
+                   << "\n";
+    if (log && rank == 0)
       *log << "{\"step\": " << s
            << ", \"loss\": " << llvm::format("%.17g", loss)
            << ", \"seconds\": " << llvm::format("%.6f", seconds) << "}\n";
@@ -232,5 +321,12 @@ int main(int argc, char **argv) {
     }
   }
   llvm::outs().flush();
+#ifdef PIPER_RUN_HAVE_MPI
+  if (multiRank) {
+    piper::run::commStop();
+    if (piper_rt_finalize(context) != PIPER_RT_OK)
+      return fail(piper_rt_last_error());
+  }
+#endif
   return 0;
 }

@@ -40,6 +40,10 @@ constexpr llvm::StringLiteral kInputsAttrName = "piper_plan.inputs";
 constexpr llvm::StringLiteral kOutputsAttrName = "piper_plan.outputs";
 /// The program it came from (its role, as a DictionaryAttr).
 constexpr llvm::StringLiteral kRoleAttrName = "piper_plan.role";
+/// On a piper.send / piper.recv: the peer program's role, for when the peer
+/// is not in the module being lowered (piper-compile lowers each program
+/// alone).
+constexpr llvm::StringLiteral kPeerRoleAttrName = "piper_plan.peer_role";
 /// Prefix of the packed entry point `void <prefix><program>(void **args)`:
 /// args[i] points to the memref descriptor of argument i, then of each
 /// result (the caller allocates results).

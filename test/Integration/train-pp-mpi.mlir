@@ -1,0 +1,46 @@
+// The first multi-rank runs: tiny MLP and GPT in f64 cut into two pipeline
+// stages (--pp=2), one device each (mesh pp=2), 1F1B over 2 microbatches,
+// compiled into one shared object per stage and trained for 5 AdamW steps
+// by `mpiexec -np 2 piper-run`. Stage 0 sends activations forward and
+// receives gradients back through the piper_rt_* runtime; the last stage's
+// rank sends the loss to rank 0, which prints it. The losses match the
+// serial interpreter on the unsplit model at the same global batch to 1e-9.
+// A wrong rank count fails with the runtime's message.
+// REQUIRES: mpi
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: echo '{"mesh": "mesh", "directives": [{"split": {"filter": {}, "n": 2}}, {"place": {"filter": {"PP": 0}, "devices": {"pp": 0}, "stream": "pp"}}, {"place": {"filter": {"PP": 1}, "devices": {"pp": 1}, "stream": "pp"}}, {"schedule": {"name": "1f1b"}}]}' > %t/pp2.json
+
+// MLP.
+// RUN: piper-gen --model=mlp --config=tiny-mlp --dtype=f64 --mesh=dp=1 -o %t/mlp.mlir
+// RUN: piper-interp %t/mlp.mlir --steps=5 --optimizer=adamw > %t/mlp.interp.txt
+// RUN: piper-gen --model=mlp --config=tiny-mlp --dtype=f64 --pp=2 --mesh=pp=2 --batch=2 -o %t/mlp.pp.mlir
+// RUN: piper-compile %t/mlp.pp.mlir --directives=%t/pp2.json -o %t/mlp.pp2.plan
+// RUN: FileCheck %s --check-prefix=PLAN --input-file=%t/mlp.pp2.plan/plan.json
+// RUN: %mpiexec -np 2 piper-run %t/mlp.pp2.plan --steps=5 --log=%t/mlp.jsonl > %t/mlp.pp2.txt
+// RUN: %numdiff %t/mlp.interp.txt %t/mlp.pp2.txt
+// RUN: FileCheck %s --input-file=%t/mlp.pp2.txt
+// RUN: FileCheck %s --check-prefix=LOG --input-file=%t/mlp.jsonl
+
+// GPT.
+// RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --mesh=dp=1 -o %t/gpt.mlir
+// RUN: piper-interp %t/gpt.mlir --steps=5 --optimizer=adamw > %t/gpt.interp.txt
+// RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --pp=2 --mesh=pp=2 --batch=1 -o %t/gpt.pp.mlir
+// RUN: piper-compile %t/gpt.pp.mlir --directives=%t/pp2.json -o %t/gpt.pp2.plan
+// RUN: %mpiexec -np 2 piper-run %t/gpt.pp2.plan --steps=5 > %t/gpt.pp2.txt
+// RUN: %numdiff %t/gpt.interp.txt %t/gpt.pp2.txt
+
+// The rank count must be the mesh's device count.
+// RUN: not %mpiexec -np 3 piper-run %t/mlp.pp2.plan --steps=1 > %t/np3.txt 2>&1
+// RUN: FileCheck %s --check-prefix=NP --input-file=%t/np3.txt
+
+// PLAN: "role": {
+// PLAN-NEXT: "pp": 0
+// PLAN: "role": {
+// PLAN-NEXT: "pp": 1
+// CHECK: step 1 loss
+// CHECK-NOT: step 1 loss
+// CHECK: step 5 loss
+// CHECK-NOT: step
+// LOG: {"step": 1, "loss": {{.*}}, "seconds": {{.*}}}
+// LOG: {"step": 5, "loss":
+// NP: piper-run: piper-rt: invalid argument: rank 0: the mesh (pp=2) has 2 devices but MPI started 3 ranks; run with mpirun -np 2 (at {{.*}}Context.cpp:{{[0-9]+}})
