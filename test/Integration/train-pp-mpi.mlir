@@ -1,5 +1,6 @@
-// The first multi-rank runs: tiny MLP and GPT in f64 cut into two pipeline
-// stages (--pp=2), one device each (mesh pp=2), 1F1B over 2 microbatches,
+// The first multi-rank runs: tiny MLP, GPT and MoE in f64 cut into two
+// pipeline stages (--pp=2), one device each (mesh pp=2), 1F1B over 2
+// microbatches (and a 4-layer MLP in 4 stages, 1F1B over 4 microbatches),
 // compiled into one shared object per stage and trained for 5 AdamW steps
 // by `mpiexec -np 2 piper-run`. Stage 0 sends activations forward and
 // receives gradients back through the piper_rt_* runtime; the last stage's
@@ -28,6 +29,23 @@
 // RUN: piper-compile %t/gpt.pp.mlir --directives=%t/pp2.json -o %t/gpt.pp2.plan
 // RUN: %mpiexec -np 2 piper-run %t/gpt.pp2.plan --steps=5 > %t/gpt.pp2.txt
 // RUN: %numdiff %t/gpt.interp.txt %t/gpt.pp2.txt
+
+// MoE (its expert chunks stay on their stage: no expert parallelism yet).
+// RUN: piper-gen --model=moe --config=tiny-moe --dtype=f64 --mesh=dp=1 -o %t/moe.mlir
+// RUN: piper-interp %t/moe.mlir --steps=5 --optimizer=adamw > %t/moe.interp.txt
+// RUN: piper-gen --model=moe --config=tiny-moe --dtype=f64 --pp=2 --mesh=pp=2 --batch=1 -o %t/moe.pp.mlir
+// RUN: piper-compile %t/moe.pp.mlir --directives=%t/pp2.json -o %t/moe.pp2.plan
+// RUN: %mpiexec -np 2 piper-run %t/moe.pp2.plan --steps=5 > %t/moe.pp2.txt
+// RUN: %numdiff %t/moe.interp.txt %t/moe.pp2.txt
+
+// PP4 on 4 ranks: the loss travels from rank 3 to rank 0.
+// RUN: echo '{"mesh": "mesh", "directives": [{"split": {"filter": {}, "n": 4}}, {"place": {"filter": {"PP": 0}, "devices": {"pp": 0}, "stream": "pp"}}, {"place": {"filter": {"PP": 1}, "devices": {"pp": 1}, "stream": "pp"}}, {"place": {"filter": {"PP": 2}, "devices": {"pp": 2}, "stream": "pp"}}, {"place": {"filter": {"PP": 3}, "devices": {"pp": 3}, "stream": "pp"}}, {"schedule": {"name": "1f1b"}}]}' > %t/pp4.json
+// RUN: piper-gen --model=mlp --config=tiny-mlp --layers=4 --dtype=f64 --mesh=dp=1 -o %t/mlp4.mlir
+// RUN: piper-interp %t/mlp4.mlir --steps=5 --optimizer=adamw > %t/mlp4.interp.txt
+// RUN: piper-gen --model=mlp --config=tiny-mlp --layers=4 --pp=4 --dtype=f64 --mesh=pp=4 --batch=1 -o %t/mlp4.pp.mlir
+// RUN: piper-compile %t/mlp4.pp.mlir --directives=%t/pp4.json -o %t/mlp4.pp4.plan
+// RUN: %mpiexec -np 4 piper-run %t/mlp4.pp4.plan --steps=5 > %t/mlp4.pp4.txt
+// RUN: %numdiff %t/mlp4.interp.txt %t/mlp4.pp4.txt
 
 // The rank count must be the mesh's device count.
 // RUN: not %mpiexec -np 3 piper-run %t/mlp.pp2.plan --steps=1 > %t/np3.txt 2>&1
