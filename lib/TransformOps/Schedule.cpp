@@ -130,7 +130,9 @@ OrderOp::apply(transform::TransformRewriter &rewriter,
   DAGOp dag;
   for (auto [index, group] : llvm::enumerate(getGroups())) {
     OrderGroup tasks;
-    for (DictionaryAttr filterAttr : *groupFilters(group)) {
+    // Kept alive for the loop (the verifier checked the group).
+    FailureOr<SmallVector<DictionaryAttr>> filters = groupFilters(group);
+    for (DictionaryAttr filterAttr : *filters) {
       TagFilter filter =
           *TagFilter::get(filterAttr, [&]() { return emitOpError(); });
       size_t before = tasks.size();
