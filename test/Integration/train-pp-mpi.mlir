@@ -21,6 +21,13 @@
 // RUN: %numdiff %t/mlp.interp.txt %t/mlp.pp2.txt
 // RUN: FileCheck %s --input-file=%t/mlp.pp2.txt
 // RUN: FileCheck %s --check-prefix=LOG --input-file=%t/mlp.jsonl
+// A rank that dies mid-job (SIGKILL as step 2 starts, on either rank)
+// stops the whole job with a non-zero exit, at once: not by the timeout
+// (124), and without printing later steps.
+// RUN: sh -c '%mpiexec -np 2 piper-run %t/mlp.pp2.plan --steps=5 --kill-rank=1 --kill-at-step=2 > %t/kill1.txt 2>&1; rc=$?; echo "exit $rc" >> %t/kill1.txt; test $rc -ne 0 && test $rc -ne 124'
+// RUN: FileCheck %s --check-prefix=KILL --input-file=%t/kill1.txt
+// RUN: sh -c '%mpiexec -np 2 piper-run %t/mlp.pp2.plan --steps=5 --kill-rank=0 --kill-at-step=3 > %t/kill0.txt 2>&1; rc=$?; echo "exit $rc" >> %t/kill0.txt; test $rc -ne 0 && test $rc -ne 124'
+// RUN: FileCheck %s --check-prefix=KILL0 --input-file=%t/kill0.txt
 
 // GPT.
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --mesh=dp=1 -o %t/gpt.mlir
@@ -62,3 +69,11 @@
 // LOG: {"step": 1, "loss": {{.*}}, "seconds": {{.*}}}
 // LOG: {"step": 5, "loss":
 // NP: piper-run: piper-rt: invalid argument: rank 0: the mesh (pp=2) has 2 devices but MPI started 3 ranks; run with mpirun -np 2 (at {{.*}}Context.cpp:{{[0-9]+}})
+
+// KILL: killed at step 2 (--kill-rank)
+// KILL-NOT: step 2 loss
+// KILL: exited on signal 9
+// KILL0-DAG: step 2 loss
+// KILL0-DAG: killed at step 3 (--kill-rank)
+// KILL0-NOT: step 3 loss
+// KILL0: exited on signal 9

@@ -40,6 +40,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <dlfcn.h>
 
@@ -60,6 +61,15 @@ cl::opt<uint64_t> seed("seed",
 cl::opt<std::string> logFile("log",
                              cl::desc("Also write one JSON line per step"),
                              cl::value_desc("file"), cl::cat(category));
+// Fault injection for the tests that a job whose rank dies stops everywhere
+// (rather than hanging): rank R kills itself with SIGKILL as step S starts.
+cl::opt<int64_t> killRank("kill-rank",
+                          cl::desc("Testing: this rank dies (SIGKILL) at "
+                                   "the start of --kill-at-step"),
+                          cl::init(-1), cl::Hidden, cl::cat(category));
+cl::opt<int64_t> killAtStep("kill-at-step",
+                            cl::desc("Testing: the step --kill-rank dies at"),
+                            cl::init(1), cl::Hidden, cl::cat(category));
 
 int fail(const std::string &message) {
   llvm::errs() << "piper-run: " << message << "\n";
@@ -279,6 +289,13 @@ int main(int argc, char **argv) {
       pointers.push_back(args[i].descriptor.data());
     for (int64_t j : role.outputs)
       pointers.push_back(results[j].descriptor.data());
+    if (rank == killRank && s == killAtStep) {
+      llvm::errs() << "piper-run: rank " << rank << ": killed at step " << s
+                   << " (--kill-rank)\n";
+      llvm::outs().flush();
+      llvm::errs().flush();
+      std::raise(SIGKILL);
+    }
     auto start = std::chrono::steady_clock::now();
     entry(pointers.data());
     double seconds =
