@@ -45,6 +45,8 @@ struct ModelSpec {
   int64_t zero = 0;
   /// Layers, when > 0, instead of the config's.
   int64_t layers = 0;
+  /// `--piper-build-dag=fuse-backward`: one B node per chunk.
+  bool fuseBackward = false;
 };
 
 /// A fixture with a context that loads every Piper dialect and collects
@@ -95,7 +97,9 @@ protected:
     PiperOptimizerOptions optimizer;
     optimizer.optimizer = "adamw";
     pm.addPass(createPiperOptimizer(optimizer));
-    pm.addPass(createPiperBuildDAG());
+    PiperBuildDAGOptions dag;
+    dag.fuseBackward = spec.fuseBackward;
+    pm.addPass(createPiperBuildDAG(dag));
     if (failed(pm.run(*payload))) {
       ADD_FAILURE() << diagnostics;
       return {};

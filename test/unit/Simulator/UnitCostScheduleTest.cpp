@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Common/StrategyPipeline.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
 #include "piper/Dialect/Piper/Transforms/Programs.h"
 #include "piper/InitAllPiper.h"
@@ -106,19 +107,9 @@ Layout layoutOf(const Case &c) {
   return l;
 }
 
-class UnitCostSchedules : public ::testing::TestWithParam<Case> {
+class UnitCostSchedules : public test::StrategyPipeline,
+                          public ::testing::WithParamInterface<Case> {
 protected:
-  UnitCostSchedules() {
-    DialectRegistry registry;
-    registerPiper(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-    handler.emplace(&context, [this](Diagnostic &diag) {
-      diagnostics += diag.str() + "\n";
-      return success();
-    });
-  }
-
   /// The transform script: split, split_backward where the schedule runs I
   /// and W, place every (stage, pass[, microbatch]) with its own stream,
   /// schedule.
@@ -170,51 +161,16 @@ protected:
     return s;
   }
 
-  OwningOpRef<ModuleOp> build(const Case &c, const sched::Schedule &schedule,
-                              bool partitions = true) {
+  /// tiny-mlp with one layer per stage, fused backward nodes, the
+  /// schedule's strategy, partitioned and verified.
+  OwningOpRef<ModuleOp> build(const Case &c, const sched::Schedule &schedule) {
     Layout layout = layoutOf(c);
-    modelgen::GenOptions options;
-    options.config = *modelgen::lookupNamedConfig("tiny-mlp");
-    options.model = options.config.model;
-    options.config.layers = layout.dagStages;
-    options.pipelineStages = layout.dagStages;
-    auto axes = modelgen::parseMeshSpec("pp=" + std::to_string(c.p));
-    EXPECT_TRUE(bool(axes));
-    if (!axes)
+    OwningOpRef<ModuleOp> module = StrategyPipeline::build(
+        {"tiny-mlp", layout.dagStages, "pp=" + std::to_string(c.p),
+         /*zero=*/0, /*layers=*/layout.dagStages, /*fuseBackward=*/true},
+        strategy(c, schedule));
+    if (!module)
       return {};
-    options.mesh = *axes;
-    auto generated = modelgen::buildModel(&context, options);
-    EXPECT_TRUE(bool(generated)) << llvm::toString(generated.takeError());
-    if (!generated)
-      return {};
-    OwningOpRef<ModuleOp> module = std::move(*generated);
-
-    PassManager pm(&context);
-    pm.addPass(createPiperAutodiff());
-    PiperOptimizerOptions optimizer;
-    optimizer.optimizer = "adamw";
-    pm.addPass(createPiperOptimizer(optimizer));
-    PiperBuildDAGOptions dag;
-    dag.fuseBackward = true;
-    pm.addPass(createPiperBuildDAG(dag));
-    EXPECT_TRUE(succeeded(pm.run(*module))) << diagnostics;
-
-    std::string source = "module attributes {transform.with_named_sequence} {\n"
-                         "  transform.named_sequence @__transform_main(%root: "
-                         "!transform.any_op {transform.readonly}) {\n" +
-                         strategy(c, schedule) +
-                         "    transform.yield\n  }\n}\n";
-    OwningOpRef<ModuleOp> script =
-        parseSourceString<ModuleOp>(source, &context, "strategy.mlir");
-    EXPECT_TRUE(script) << diagnostics << source;
-    if (!script)
-      return {};
-    auto entry =
-        script->lookupSymbol<transform::NamedSequenceOp>("__transform_main");
-    EXPECT_TRUE(succeeded(transform::applyTransformNamedSequence(
-        *module, entry, *script, transform::TransformOptions())))
-        << diagnostics;
-
     func::FuncOp step;
     module->walk(
         [&](DAGOp dagOp) { step = dagOp->getParentOfType<func::FuncOp>(); });
@@ -222,17 +178,13 @@ protected:
     if (!step)
       return {};
     if (failed(partitionIntoPrograms(step))) {
-      EXPECT_FALSE(partitions) << diagnostics;
+      ADD_FAILURE() << diagnostics;
       return {};
     }
     EXPECT_TRUE(succeeded(verifyPrograms(*module))) << diagnostics;
     EXPECT_TRUE(succeeded(mlir::verify(*module))) << diagnostics;
     return module;
   }
-
-  MLIRContext context;
-  std::string diagnostics;
-  std::optional<ScopedDiagnosticHandler> handler;
 };
 
 TEST_P(UnitCostSchedules, ProgramsReproduceTheClosedForm) {
