@@ -8,6 +8,8 @@
 
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 
+#include "SumVerifier.h"
+
 using namespace mlir;
 using namespace mlir::piper;
 
@@ -56,11 +58,5 @@ LogicalResult MicrobatchOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AccumulateOp::verify() {
-  if (getValues().empty())
-    return emitOpError() << "needs at least one value";
-  for (auto [i, value] : llvm::enumerate(getValues()))
-    if (value.getType() != getType())
-      return emitOpError() << "value #" << i << " has type " << value.getType()
-                           << ", not the result type " << getType();
-  return success();
+  return detail::verifySum(*this, getValues(), getType());
 }

@@ -16,6 +16,8 @@
 
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 
+#include "SumVerifier.h"
+
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -243,11 +245,5 @@ LogicalResult WaitOp::verify() {
 }
 
 LogicalResult SumOp::verify() {
-  if (getValues().empty())
-    return emitOpError() << "needs at least one value";
-  for (auto [i, value] : llvm::enumerate(getValues()))
-    if (value.getType() != getType())
-      return emitOpError() << "value #" << i << " has type " << value.getType()
-                           << ", not the result type " << getType();
-  return success();
+  return detail::verifySum(*this, getValues(), getType());
 }
