@@ -10,6 +10,7 @@
 #include "piper/Analysis/TagFilter.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/Transforms/Autodiff.h"
+#include "piper/Dialect/Piper/Transforms/CommReport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
@@ -246,13 +247,6 @@ static SmallVector<std::optional<unsigned>> updatedParams(TaskOp task) {
 /// (DAG order of their producers).
 static void assignBuckets(ArrayRef<CollectiveOp> collectives,
                           int64_t bucketSize) {
-  auto bytesOf = [](Type type) -> int64_t {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape())
-      return 0;
-    return tensor.getNumElements() *
-           llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
-  };
   // Producer position, then handle order: a total order, so plain sort
   // is deterministic.
   DenseMap<Operation *, unsigned> position;
@@ -279,7 +273,7 @@ static void assignBuckets(ArrayRef<CollectiveOp> collectives,
     llvm::raw_string_ostream os(key);
     os << op.getDevicesAttr() << "|" << stringifyCollectiveKind(op.getKind())
        << "|" << op.getStream();
-    int64_t bytes = bytesOf(op.getType());
+    int64_t bytes = getTensorBytes(op.getType());
     auto it = open.find(key);
     if (it == open.end() || it->second.second + bytes > bucketSize)
       it = open.insert_or_assign(key, std::make_pair(next++, 0)).first;
