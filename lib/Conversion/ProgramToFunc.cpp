@@ -16,26 +16,34 @@
 // program order, which the partitioner made a topological order of all
 // streams, so records and waits vanish.
 //
-// A send or receive becomes a call of `piper_comm_send_<t>` /
-// `piper_comm_recv_<t>` (unranked memref, peer world rank, tag), C-ABI shims
-// that piper-run exports and implements on the piper_rt_* runtime. The peer's
-// rank is fixed here: the mesh's row-major rank of the peer role's
-// coordinates, taking this role's coordinate on the axes the peer does not
-// name. Only one device per role is supported (axes no role names must have
-// size 1); collectives are still rejected.
+// Communication becomes calls of piper-run's shims (CommCalls.h). Replicas
+// of a role share its program; each device holds the local view of
+// ReplicaLayout.h: its share of the batch, flat ZeRO shards of the sharded
+// parameters and state. A reduce_scatter yields this member's chunk of the
+// gradient; an update fed chunks runs a clone of its body on chunk types
+// (ZeroUpdate.h), a whole parameter it updates being cut to this member's
+// chunk first (ZeRO-1/2); all_gather turns chunks back into whole tensors.
+// A ZeRO-3 parameter a compute body receives ungathered is one it does not
+// read (replicate gathers every parameter whose value is needed): it gets a
+// zero-filled tensor of the whole type.
 //
 // The step functions the programs came from (with their DAGs) and the meshes
 // are erased; bodies no program calls are left for symbol-dce.
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommCalls.h"
+#include "ZeroUpdate.h"
+
 #include "piper/Conversion/Passes.h"
+#include "piper/Conversion/ReplicaLayout.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -48,73 +56,83 @@ using namespace mlir::piper;
 
 namespace {
 
-/// The world rank of the device `peer` talks to from `self`: row-major over
-/// the mesh axes (piper_rt_mesh_rank's order), the peer role's coordinate
-/// where it names the axis, else this role's.
-FailureOr<int64_t> peerRank(Operation *op, MeshOp mesh, ProgramOp self,
-                            DictionaryAttr peerRole) {
-  int64_t rank = 0;
-  for (MeshAxisAttr axis : mesh.getAxisList()) {
+/// The world-rank offset from a device of `self` to its peer in `peerRole`:
+/// the peer differs only on the roles' axes, and ranks are row-major over
+/// the mesh (piper_rt_mesh_rank's order).
+FailureOr<int64_t> peerOffset(Operation *op, MeshOp mesh, ProgramOp self,
+                              DictionaryAttr peerRole) {
+  int64_t offset = 0, stride = 1;
+  SmallVector<MeshAxisAttr> axes = mesh.getAxisList();
+  for (MeshAxisAttr axis : llvm::reverse(axes)) {
     StringRef name = axis.getName();
-    auto coord = peerRole.getAs<IntegerAttr>(name);
-    if (!coord)
-      coord = self.getRole().getAs<IntegerAttr>(name);
-    if (!coord && axis.getSize() != 1)
-      return op->emitError()
-             << "cannot lower '" << op->getName() << "': axis '" << name
-             << "' (size " << axis.getSize()
-             << ") is named by neither role; the multi-rank lowering runs one "
-                "device per role (no replicas yet)";
-    rank = rank * axis.getSize() + (coord ? coord.getInt() : 0);
+    auto peer = peerRole.getAs<IntegerAttr>(name);
+    auto mine = self.getRole().getAs<IntegerAttr>(name);
+    if (peer && !mine)
+      return op->emitError() << "cannot lower '" << op->getName()
+                             << "': the peer's role names '" << name
+                             << "' but this program's role does not";
+    if (peer)
+      offset += (peer.getInt() - mine.getInt()) * stride;
+    stride *= axis.getSize();
   }
-  return rank;
+  return offset;
 }
 
-/// Declares (once) the private shim `name` taking (memref<*xT>, i64, i64).
-func::FuncOp declareShim(ModuleOp module, StringRef name, Type unranked) {
-  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-    return fn;
-  OpBuilder b(module.getContext());
-  b.setInsertionPointToEnd(module.getBody());
-  Type i64 = b.getI64Type();
-  auto fn = func::FuncOp::create(b, module.getLoc(), name,
-                                 b.getFunctionType({unranked, i64, i64}, {}));
-  fn.setPrivate();
-  return fn;
-}
+/// The step function of the program and the layout of its replicas.
+struct Context {
+  ModuleOp module;
+  SymbolTable &symbols;
+  MeshOp mesh;
+  func::FuncOp step;
+  ReplicaLayout layout;
+};
 
-/// "f32", "f64" or "i64": the shim suffix of a tensor's element type.
-FailureOr<StringRef> commSuffix(Operation *op, Type type) {
-  Type elt = cast<RankedTensorType>(type).getElementType();
-  if (elt.isF32())
-    return StringRef("f32");
-  if (elt.isF64())
-    return StringRef("f64");
-  if (elt.isInteger(64))
-    return StringRef("i64");
-  return op->emitError() << "cannot lower '" << op->getName()
-                         << "' of element type " << elt
-                         << " (f32, f64 and i64 are supported)";
-}
+/// Lowers one program into a function, instruction by instruction.
+class ProgramLowering {
+public:
+  ProgramLowering(Context &ctx, ProgramOp program)
+      : ctx(ctx), program(program), builder(program) {}
 
-/// Builds the function of one program; fails with a diagnostic at the first
-/// instruction that cannot run in one process.
-LogicalResult convertProgram(ProgramOp program, SymbolTable &symbols) {
-  auto step = symbols.lookup<func::FuncOp>(program.getStep());
-  if (!step)
-    return program.emitError()
-           << "step function @" << program.getStep() << " not found";
+  LogicalResult run();
+
+private:
+  LogicalResult lowerInput(InputOp input);
+  LogicalResult lowerLaunch(LaunchOp launch);
+  LogicalResult lowerSum(SumOp sum);
+  LogicalResult lowerTransfer(Operation *op);
+  LogicalResult lowerComm(CommOp comm);
+
+  /// A fresh flat-shard type of `shard` with `type`'s elements.
+  static RankedTensorType chunkType(const FlatShard &shard, Type type) {
+    return RankedTensorType::get({shard.chunk},
+                                 cast<RankedTensorType>(type).getElementType());
+  }
+
+  Context &ctx;
+  ProgramOp program;
+  OpBuilder builder;
+  /// Program values to the function's.
+  IRMapping mapping;
+  /// The function's values held as flat shards.
+  DenseMap<Value, FlatShard> shards;
+  /// The function's values that a gradient reduction produced.
+  DenseSet<Value> reduced;
+  DenseMap<int64_t, Value> argOf;
+  std::map<int64_t, Value> results;
+};
+
+LogicalResult ProgramLowering::run() {
   Block &body = program.getBody().front();
-
-  // Arguments: distinct step-argument indices, ascending.
-  std::map<int64_t, Type> inputs;
-  std::map<int64_t, Type> outputs;
+  std::map<int64_t, Type> inputs, outputs;
   for (Operation &op : body) {
     if (auto input = dyn_cast<InputOp>(op)) {
       int64_t index = input.getIndex();
-      inputs[index] = step.getArgumentTypes()[index];
+      inputs[index] =
+          ctx.layout.localArgType(index, ctx.step.getArgumentTypes()[index]);
     } else if (auto output = dyn_cast<OutputOp>(op)) {
-      outputs[output.getIndex()] = output.getValue().getType();
+      int64_t index = output.getIndex();
+      outputs[index] =
+          ctx.layout.localResultType(index, ctx.step.getResultTypes()[index]);
     }
   }
   SmallVector<Type> argTypes, resultTypes;
@@ -128,12 +146,6 @@ LogicalResult convertProgram(ProgramOp program, SymbolTable &symbols) {
     resultTypes.push_back(type);
   }
 
-  auto mesh = symbols.lookup<MeshOp>(program.getMesh());
-  if (!mesh)
-    return program.emitError() << "mesh @" << program.getMesh() << " not found";
-  auto module = program->getParentOfType<ModuleOp>();
-
-  OpBuilder builder(program);
   Location loc = program.getLoc();
   auto fn =
       func::FuncOp::create(builder, loc, program.getSymName(),
@@ -145,132 +157,42 @@ LogicalResult convertProgram(ProgramOp program, SymbolTable &symbols) {
   fn->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
   Block *entry = fn.addEntryBlock();
   builder.setInsertionPointToStart(entry);
-
-  DenseMap<int64_t, Value> argOf;
-  for (auto [i, index] : llvm::enumerate(inputIndices))
+  for (auto [i, index] : llvm::enumerate(inputIndices)) {
     argOf[index] = entry->getArgument(i);
-  std::map<int64_t, Value> results;
-  IRMapping mapping;
+    auto it = ctx.layout.argShards.find(index);
+    if (it != ctx.layout.argShards.end())
+      shards[entry->getArgument(i)] = it->second;
+  }
 
   for (Operation &op : body) {
+    LogicalResult result = success();
     if (auto input = dyn_cast<InputOp>(op)) {
-      Value whole = argOf[input.getIndex()];
-      if (!input.getMicrobatch()) {
-        mapping.map(input.getResult(), whole);
-        continue;
-      }
-      // The i-th of n contiguous slices along d, as piper.microbatch reads.
-      auto type = cast<RankedTensorType>(input.getType());
-      int64_t dim = *input.getDim();
-      SmallVector<OpFoldResult> offsets(type.getRank(),
-                                        builder.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes,
-          strides(type.getRank(), builder.getIndexAttr(1));
-      for (int64_t size : type.getShape())
-        sizes.push_back(builder.getIndexAttr(size));
-      offsets[dim] =
-          builder.getIndexAttr(*input.getMicrobatch() * type.getDimSize(dim));
-      Value slice = tensor::ExtractSliceOp::create(
-          builder, input.getLoc(), type, whole, offsets, sizes, strides);
-      mapping.map(input.getResult(), slice);
+      result = lowerInput(input);
+    } else if (auto output = dyn_cast<OutputOp>(op)) {
+      Value value = mapping.lookup(output.getValue());
+      Type expected = outputs[output.getIndex()];
+      if (value.getType() != expected)
+        return output.emitError()
+               << "step result " << output.getIndex() << " is held as "
+               << expected << " by each device, but the program computes "
+               << value.getType()
+               << " (a ZeRO stage that its collectives do not implement)";
+      results[output.getIndex()] = value;
+    } else if (auto launch = dyn_cast<LaunchOp>(op)) {
+      result = lowerLaunch(launch);
+    } else if (auto sum = dyn_cast<SumOp>(op)) {
+      result = lowerSum(sum);
+    } else if (isa<RecordOp, WaitOp>(op)) {
       continue;
+    } else if (isa<SendOp, RecvOp>(op)) {
+      result = lowerTransfer(&op);
+    } else if (auto comm = dyn_cast<CommOp>(op)) {
+      result = lowerComm(comm);
+    } else {
+      return op.emitError() << "unexpected instruction in a program";
     }
-    if (auto output = dyn_cast<OutputOp>(op)) {
-      results[output.getIndex()] = mapping.lookup(output.getValue());
-      continue;
-    }
-    if (auto launch = dyn_cast<LaunchOp>(op)) {
-      SmallVector<Value> operands;
-      for (Value v : launch.getInputs())
-        operands.push_back(mapping.lookup(v));
-      auto call =
-          func::CallOp::create(builder, launch.getLoc(), launch.getCallee(),
-                               launch.getResultTypes(), operands);
-      mapping.map(launch.getResults(), call.getResults());
-      continue;
-    }
-    if (auto sum = dyn_cast<SumOp>(op)) {
-      // Left to right, then scaled (the interpreter's fixed association).
-      Value acc = mapping.lookup(sum.getValues().front());
-      for (Value v : sum.getValues().drop_front())
-        acc = AddOp::create(builder, sum.getLoc(), acc.getType(), acc,
-                            mapping.lookup(v));
-      auto type = cast<RankedTensorType>(acc.getType());
-      auto scale = arith::ConstantOp::create(
-          builder, sum.getLoc(),
-          DenseElementsAttr::get(
-              type, builder.getFloatAttr(type.getElementType(),
-                                         sum.getScale().convertToDouble())));
-      acc = MulOp::create(builder, sum.getLoc(), acc.getType(), acc, scale);
-      mapping.map(sum.getResult(), acc);
-      continue;
-    }
-    if (isa<RecordOp, WaitOp>(op))
-      continue;
-    if (isa<SendOp, RecvOp>(op)) {
-      bool isSend = isa<SendOp>(op);
-      auto peerName =
-          isSend ? cast<SendOp>(op).getPeer() : cast<RecvOp>(op).getPeer();
-      int64_t tag =
-          isSend ? cast<SendOp>(op).getTag() : cast<RecvOp>(op).getTag();
-      // The peer's role: from its program, or, when the module holds only
-      // this program (piper-compile lowers each alone), from the op.
-      DictionaryAttr peerRole =
-          op.getAttrOfType<DictionaryAttr>(kPeerRoleAttrName);
-      for (ProgramOp candidate : module.getOps<ProgramOp>())
-        if (candidate.getSymName() == peerName)
-          peerRole = candidate.getRole();
-      if (!peerRole)
-        return op.emitError() << "peer @" << peerName << " not found";
-      FailureOr<int64_t> rank = peerRank(&op, mesh, program, peerRole);
-      if (failed(rank))
-        return failure();
-      Type tensorType = isSend ? cast<SendOp>(op).getValue().getType()
-                               : cast<RecvOp>(op).getResult().getType();
-      FailureOr<StringRef> suffix = commSuffix(&op, tensorType);
-      if (failed(suffix))
-        return failure();
-      auto type = cast<RankedTensorType>(tensorType);
-      auto unranked = UnrankedMemRefType::get(type.getElementType(), 0);
-      Location l = op.getLoc();
-      Value memref;
-      if (isSend) {
-        // Any strides: a sent value may be a microbatch slice; the shim
-        // copies it out, so the buffer may be freed right after the call.
-        auto layout = StridedLayoutAttr::get(
-            builder.getContext(), ShapedType::kDynamic,
-            SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic));
-        memref = bufferization::ToBufferOp::create(
-            builder, l,
-            MemRefType::get(type.getShape(), type.getElementType(), layout),
-            mapping.lookup(cast<SendOp>(op).getValue()), /*read_only=*/true);
-      } else {
-        memref = memref::AllocOp::create(
-            builder, l,
-            MemRefType::get(type.getShape(), type.getElementType()));
-      }
-      Value desc = memref::CastOp::create(builder, l, unranked, memref);
-      Value peerValue = arith::ConstantIntOp::create(builder, l, *rank, 64);
-      Value tagValue = arith::ConstantIntOp::create(builder, l, tag, 64);
-      std::string name =
-          ("piper_comm_" + Twine(isSend ? "send_" : "recv_") + *suffix).str();
-      func::FuncOp shim = declareShim(module, name, unranked);
-      func::CallOp::create(builder, l, shim,
-                           ValueRange{desc, peerValue, tagValue});
-      if (!isSend)
-        mapping.map(cast<RecvOp>(op).getResult(),
-                    bufferization::ToTensorOp::create(builder, l, type, memref,
-                                                      /*restrict=*/true,
-                                                      /*writable=*/true));
-      continue;
-    }
-    if (isa<CommOp>(op))
-      return op.emitError()
-             << "cannot lower '" << op.getName()
-             << "' yet: collectives need the multi-rank lowering onto the "
-                "piper_rt_* collectives; compile a strategy without data, "
-                "tensor or expert replicas";
-    return op.emitError() << "unexpected instruction in a program";
+    if (failed(result))
+      return failure();
   }
 
   SmallVector<Value> returned;
@@ -278,6 +200,320 @@ LogicalResult convertProgram(ProgramOp program, SymbolTable &symbols) {
     returned.push_back(value);
   func::ReturnOp::create(builder, loc, returned);
   return success();
+}
+
+LogicalResult ProgramLowering::lowerInput(InputOp input) {
+  Value whole = argOf[input.getIndex()];
+  if (!input.getMicrobatch()) {
+    mapping.map(input.getResult(), whole);
+    return success();
+  }
+  if (shards.count(whole))
+    return input.emitError() << "a microbatch of a sharded argument";
+  // The i-th of n contiguous slices along d, as piper.microbatch reads.
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t dim = *input.getDim();
+  SmallVector<OpFoldResult> offsets(type.getRank(), builder.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes,
+      strides(type.getRank(), builder.getIndexAttr(1));
+  for (int64_t size : type.getShape())
+    sizes.push_back(builder.getIndexAttr(size));
+  offsets[dim] =
+      builder.getIndexAttr(*input.getMicrobatch() * type.getDimSize(dim));
+  Value slice = tensor::ExtractSliceOp::create(builder, input.getLoc(), type,
+                                               whole, offsets, sizes, strides);
+  mapping.map(input.getResult(), slice);
+  return success();
+}
+
+LogicalResult ProgramLowering::lowerLaunch(LaunchOp launch) {
+  auto callee = ctx.symbols.lookup<func::FuncOp>(launch.getCallee());
+  if (!callee)
+    return launch.emitError() << "body @" << launch.getCallee() << " not found";
+  Location loc = launch.getLoc();
+  SmallVector<Value> operands;
+  bool anyShard = false;
+  for (Value v : launch.getInputs()) {
+    operands.push_back(mapping.lookup(v));
+    anyShard |= shards.count(operands.back()) > 0;
+  }
+  bool update = isUpdateBody(callee);
+  if (update && ctx.layout.batchReplicas > 1) {
+    // Replicas see different rows: an update must apply the reduced
+    // gradient, or each replica's parameters drift apart.
+    FailureOr<SmallVector<SmallVector<unsigned>>> groups =
+        updateGroups(callee, launch);
+    if (failed(groups))
+      return failure();
+    for (ArrayRef<unsigned> group : *groups)
+      if (!reduced.count(operands[group[1]]))
+        return launch.emitError()
+               << "update '" << launch.getName() << "' applies a gradient ("
+               << "argument #" << group[1] << " of @" << callee.getSymName()
+               << ") that no collective reduces over the batch axes ["
+               << llvm::join(ctx.layout.batchAxes, ", ")
+               << "]; replicate every updated parameter over them";
+  }
+  if (!anyShard) {
+    auto call = func::CallOp::create(builder, loc, callee.getSymName(),
+                                     launch.getResultTypes(), operands);
+    mapping.map(launch.getResults(), call.getResults());
+    return success();
+  }
+
+  if (!update) {
+    // A ZeRO-3 parameter passed ungathered: the body does not read it.
+    for (auto [i, operand] : llvm::enumerate(operands)) {
+      if (!shards.count(operand))
+        continue;
+      auto type = cast<RankedTensorType>(callee.getArgumentTypes()[i]);
+      Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                            type.getElementType());
+      Value zero = arith::ConstantOp::create(
+          builder, loc, builder.getZeroAttr(type.getElementType()));
+      operand = linalg::FillOp::create(builder, loc, zero, empty).result();
+    }
+    auto call = func::CallOp::create(builder, loc, callee.getSymName(),
+                                     launch.getResultTypes(), operands);
+    mapping.map(launch.getResults(), call.getResults());
+    return success();
+  }
+
+  // An update fed shards: every operand of an update touching a shard is
+  // cut to the same member's chunk, and the body runs on chunks.
+  FailureOr<SmallVector<SmallVector<unsigned>>> groups =
+      updateGroups(callee, launch);
+  if (failed(groups))
+    return failure();
+  SmallVector<Type> argTypes(callee.getArgumentTypes());
+  for (ArrayRef<unsigned> group : *groups) {
+    const FlatShard *shard = nullptr;
+    for (unsigned i : group)
+      if (auto it = shards.find(operands[i]); it != shards.end())
+        shard = &it->second;
+    if (!shard)
+      continue;
+    FlatShard groupShard = *shard;
+    for (unsigned i : group) {
+      Value &operand = operands[i];
+      if (auto it = shards.find(operand); it != shards.end()) {
+        if (it->second.axes != groupShard.axes ||
+            it->second.chunk != groupShard.chunk)
+          return launch.emitError()
+                 << "update '" << launch.getName()
+                 << "' mixes flat shards of different groups or sizes";
+        continue;
+      }
+      // A whole tensor (ZeRO-1/2's replicated parameter): this member's
+      // chunk of it.
+      auto type = cast<RankedTensorType>(operand.getType());
+      if (type.getNumElements() != groupShard.numel)
+        return launch.emitError() << "update '" << launch.getName() << "' gets "
+                                  << type << " beside shards of a "
+                                  << groupShard.numel << "-element tensor";
+      FailureOr<StringRef> suffix =
+          commSuffix(launch, type, /*allowInteger=*/false);
+      if (failed(suffix))
+        return failure();
+      // The communicator of the group: the first whose axes are the group's.
+      int64_t comm = -1;
+      if (auto list =
+              ctx.module->getAttrOfType<ArrayAttr>(kCommunicatorsAttrName))
+        for (auto [k, entry] : llvm::enumerate(list)) {
+          SmallVector<std::string> names;
+          for (Attribute a : cast<ArrayAttr>(cast<ArrayAttr>(entry)[0]))
+            names.push_back(cast<StringAttr>(a).str());
+          if (names == groupShard.axes) {
+            comm = k;
+            break;
+          }
+        }
+      if (comm < 0)
+        return launch.emitError() << "no communicator over the ZeRO group of "
+                                     "an operand of '"
+                                  << launch.getName() << "'";
+      operand = callShim(builder, loc, ctx.module,
+                         ("piper_comm_shard_" + *suffix).str(), {operand},
+                         {chunkType(groupShard, type)},
+                         {i64Constant(builder, loc, comm)})
+                    .front();
+      shards[operand] = groupShard;
+    }
+    for (unsigned i : group)
+      argTypes[i] = operands[i].getType();
+  }
+  FailureOr<func::FuncOp> clone = cloneUpdateBody(callee, argTypes, launch);
+  if (failed(clone))
+    return failure();
+  auto call = func::CallOp::create(builder, loc, *clone, operands);
+  mapping.map(launch.getResults(), call.getResults());
+  // A result an update computes on chunks is a shard of that update's group.
+  auto ret = cast<func::ReturnOp>(clone->getBody().front().getTerminator());
+  for (auto [k, value] : llvm::enumerate(ret.getOperands())) {
+    Value source = value;
+    if (auto annotate = source.getDefiningOp<AnnotateOp>())
+      source = annotate.getBody().front().getTerminator()->getOperand(
+          cast<OpResult>(source).getResultNumber());
+    Operation *def = source.getDefiningOp();
+    if (!def || !isa<AdamWUpdateOp, SgdUpdateOp>(def))
+      continue;
+    auto param = cast<BlockArgument>(def->getOperand(0));
+    auto it = shards.find(operands[param.getArgNumber()]);
+    if (it != shards.end()) {
+      FlatShard shard = it->second;
+      shards[call.getResult(k)] = shard;
+    }
+  }
+  return success();
+}
+
+LogicalResult ProgramLowering::lowerSum(SumOp sum) {
+  // Left to right, then scaled (the interpreter's fixed association).
+  Value acc = mapping.lookup(sum.getValues().front());
+  for (Value v : sum.getValues().drop_front())
+    acc = AddOp::create(builder, sum.getLoc(), acc.getType(), acc,
+                        mapping.lookup(v));
+  auto type = cast<RankedTensorType>(acc.getType());
+  auto scale = arith::ConstantOp::create(
+      builder, sum.getLoc(),
+      DenseElementsAttr::get(
+          type, builder.getFloatAttr(type.getElementType(),
+                                     sum.getScale().convertToDouble())));
+  acc = MulOp::create(builder, sum.getLoc(), acc.getType(), acc, scale);
+  mapping.map(sum.getResult(), acc);
+  return success();
+}
+
+LogicalResult ProgramLowering::lowerTransfer(Operation *op) {
+  bool isSend = isa<SendOp>(op);
+  StringRef peerName =
+      isSend ? cast<SendOp>(op).getPeer() : cast<RecvOp>(op).getPeer();
+  int64_t tag = isSend ? cast<SendOp>(op).getTag() : cast<RecvOp>(op).getTag();
+  // The peer's role: from its program, or, when the module holds only this
+  // program (piper-compile lowers each alone), from the op.
+  auto peerRole = op->getAttrOfType<DictionaryAttr>(kPeerRoleAttrName);
+  for (ProgramOp candidate : ctx.module.getOps<ProgramOp>())
+    if (candidate.getSymName() == peerName)
+      peerRole = candidate.getRole();
+  if (!peerRole)
+    return op->emitError() << "peer @" << peerName << " not found";
+  FailureOr<int64_t> offset = peerOffset(op, ctx.mesh, program, peerRole);
+  if (failed(offset))
+    return failure();
+  Type type = isSend ? cast<SendOp>(op).getValue().getType()
+                     : cast<RecvOp>(op).getResult().getType();
+  FailureOr<StringRef> suffix = commSuffix(op, type, /*allowInteger=*/true);
+  if (failed(suffix))
+    return failure();
+  Location loc = op->getLoc();
+  SmallVector<Value> extra = {i64Constant(builder, loc, *offset),
+                              i64Constant(builder, loc, tag)};
+  if (isSend) {
+    Value value = mapping.lookup(cast<SendOp>(op).getValue());
+    if (shards.count(value))
+      return op->emitError() << "cannot send a ZeRO shard between roles";
+    callShim(builder, loc, ctx.module, ("piper_comm_send_" + *suffix).str(),
+             {value}, {}, extra);
+    return success();
+  }
+  Value received =
+      callShim(builder, loc, ctx.module, ("piper_comm_recv_" + *suffix).str(),
+               {}, {type}, extra)
+          .front();
+  mapping.map(cast<RecvOp>(op).getResult(), received);
+  return success();
+}
+
+LogicalResult ProgramLowering::lowerComm(CommOp comm) {
+  auto index = comm->getAttrOfType<IntegerAttr>(kCommIndexAttrName);
+  if (!index)
+    return comm.emitError()
+           << "cannot lower '" << comm.getName()
+           << "': no communicator index (piper-compile numbers them)";
+  FailureOr<StringRef> suffix =
+      commSuffix(comm, comm.getType(), /*allowInteger=*/false);
+  if (failed(suffix))
+    return failure();
+  Location loc = comm.getLoc();
+  Value in = mapping.lookup(comm.getValue());
+  auto type = cast<RankedTensorType>(comm.getType());
+  Value commValue = i64Constant(builder, loc, index.getInt());
+  // Each replica's gradient is of the mean loss over its rows; the global
+  // loss is the mean over the R batch replicas.
+  Value scale = f64Constant(builder, loc, 1.0 / ctx.layout.batchReplicas);
+  FlatShard group;
+  for (MeshAxisAttr axis : ctx.mesh.getAxisList())
+    if (llvm::any_of(comm.getAxes(), [&](Attribute a) {
+          return cast<StringAttr>(a).getValue() == axis.getName();
+        })) {
+      group.axes.push_back(axis.getName().str());
+      group.members *= axis.getSize();
+    }
+  group.numel = type.getNumElements();
+  group.chunk = (group.numel + group.members - 1) / group.members;
+  std::string kind = stringifyCollectiveKind(comm.getKind()).str();
+  std::string name = "piper_comm_" + kind + "_" + suffix->str();
+  switch (comm.getKind()) {
+  case CollectiveKind::AllReduce:
+  case CollectiveKind::ReduceScatter: {
+    if (shards.count(in))
+      return comm.emitError() << "cannot lower '" << comm.getName()
+                              << "': its operand is already a ZeRO shard";
+    bool scatter = comm.getKind() == CollectiveKind::ReduceScatter;
+    Type outType = scatter ? Type(chunkType(group, type)) : Type(type);
+    Value out = callShim(builder, loc, ctx.module, name, {in}, {outType},
+                         {commValue, scale})
+                    .front();
+    if (scatter)
+      shards[out] = group;
+    reduced.insert(out);
+    mapping.map(comm.getResult(), out);
+    return success();
+  }
+  case CollectiveKind::AllGather: {
+    auto it = shards.find(in);
+    if (it == shards.end())
+      return comm.emitError()
+             << "cannot lower '" << comm.getName()
+             << "': all_gather of a whole tensor (it gathers ZeRO shards)";
+    if (it->second.axes != group.axes || it->second.chunk != group.chunk)
+      return comm.emitError() << "cannot lower '" << comm.getName()
+                              << "': its operand is a shard over another group";
+    Value out =
+        callShim(builder, loc, ctx.module, name, {in}, {type}, {commValue})
+            .front();
+    mapping.map(comm.getResult(), out);
+    return success();
+  }
+  case CollectiveKind::AllToAll:
+    break;
+  }
+  return comm.emitError() << "cannot lower '" << comm.getName()
+                          << "': all_to_all between programs";
+}
+
+/// Builds the function of one program; fails with a diagnostic at the first
+/// instruction that cannot run.
+LogicalResult convertProgram(ProgramOp program, SymbolTable &symbols) {
+  auto step = symbols.lookup<func::FuncOp>(program.getStep());
+  if (!step)
+    return program.emitError()
+           << "step function @" << program.getStep() << " not found";
+  auto mesh = symbols.lookup<MeshOp>(program.getMesh());
+  if (!mesh)
+    return program.emitError() << "mesh @" << program.getMesh() << " not found";
+  auto module = program->getParentOfType<ModuleOp>();
+  SmallVector<std::string> batchAxes;
+  if (auto axes = module->getAttrOfType<ArrayAttr>(kBatchAxesAttrName)) {
+    for (Attribute a : axes)
+      batchAxes.push_back(cast<StringAttr>(a).str());
+  } else {
+    SmallVector<ProgramOp> programs(module.getOps<ProgramOp>());
+    batchAxes = collectBatchAxes(programs, mesh);
+  }
+  Context ctx{module, symbols, mesh, step,
+              computeReplicaLayout(step, mesh, batchAxes)};
+  return ProgramLowering(ctx, program).run();
 }
 
 struct ProgramToFuncPass
@@ -315,6 +551,8 @@ struct ProgramToFuncPass
       step->erase();
     for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
       mesh.erase();
+    for (StringRef name : {kBatchAxesAttrName, kCommunicatorsAttrName})
+      module->removeAttr(name);
   }
 };
 

@@ -24,6 +24,7 @@
 #include "EmitObject.h"
 
 #include "piper/Conversion/Passes.h"
+#include "piper/Conversion/ReplicaLayout.h"
 #include "piper/Dialect/Piper/IR/PiperAttrs.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
@@ -180,9 +181,20 @@ llvm::json::Array shapeOf(Type type) {
 }
 
 /// plan.json: what piper-run needs to feed and read every program.
+/// A flat shard as plan.json describes it.
+llvm::json::Object shardJSON(const FlatShard &shard) {
+  llvm::json::Array axes;
+  for (const std::string &axis : shard.axes)
+    axes.push_back(axis);
+  return llvm::json::Object{{"axes", std::move(axes)},
+                            {"members", shard.members},
+                            {"chunk", shard.chunk}};
+}
+
 FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
                                             ArrayRef<ArgumentInfo> modelArgs,
-                                            ArrayRef<ProgramOp> programs) {
+                                            ArrayRef<ProgramOp> programs,
+                                            ArrayRef<CommKey> communicators) {
   ProgramOp first = programs.front();
   func::FuncOp step = module.lookupSymbol<func::FuncOp>(first.getStep());
   llvm::json::Object manifest;
@@ -204,6 +216,28 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
     mesh["axes"] = std::move(axes);
   }
   manifest["mesh"] = std::move(mesh);
+
+  // Replicas: the batch axes, the communicators and the flat shards
+  // (piper/Conversion/ReplicaLayout.h).
+  SmallVector<std::string> batchAxes;
+  if (auto axes = module->getAttrOfType<ArrayAttr>(kBatchAxesAttrName))
+    for (Attribute a : axes)
+      batchAxes.push_back(cast<StringAttr>(a).str());
+  ReplicaLayout layout =
+      computeReplicaLayout(step, *module.getOps<MeshOp>().begin(), batchAxes);
+  llvm::json::Array batch;
+  for (const std::string &axis : batchAxes)
+    batch.push_back(axis);
+  manifest["batch_axes"] = std::move(batch);
+  llvm::json::Array comms;
+  for (const CommKey &key : communicators) {
+    llvm::json::Array axes;
+    for (const std::string &axis : key.axes)
+      axes.push_back(axis);
+    comms.push_back(
+        llvm::json::Object{{"axes", std::move(axes)}, {"stream", key.stream}});
+  }
+  manifest["communicators"] = std::move(comms);
 
   llvm::json::Object opt{{"kind", optimizer.getValue()}, {"lr", lr.getValue()}};
   manifest["optimizer"] = std::move(opt);
@@ -254,6 +288,8 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
                               << " is neither a model argument nor "
                                  "optimizer state";
     }
+    if (auto it = layout.argShards.find(i); it != layout.argShards.end())
+      entry["shard"] = shardJSON(it->second);
     args.push_back(std::move(entry));
   }
   manifest["arguments"] = std::move(args);
@@ -279,6 +315,8 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
     } else {
       entry["kind"] = "other";
     }
+    if (auto it = layout.resultShards.find(j); it != layout.resultShards.end())
+      entry["shard"] = shardJSON(it->second);
     results.push_back(std::move(entry));
   }
   manifest["results"] = std::move(results);
@@ -417,6 +455,12 @@ LogicalResult run(MLIRContext &context) {
   SmallVector<ProgramOp> programs(module->getOps<ProgramOp>());
   if (programs.empty())
     return module->emitError() << "piper-compile: no device program";
+  // Communicators are numbered over all programs, before each is lowered
+  // alone.
+  FailureOr<SmallVector<CommKey>> communicators =
+      annotateCommunicators(*module);
+  if (failed(communicators))
+    return failure();
 
   if (emit == Emit::Kernels || emit == Emit::Lowered || emit == Emit::LLVMIR) {
     std::string out = outputName.empty() ? "-" : outputName.getValue();
@@ -456,7 +500,7 @@ LogicalResult run(MLIRContext &context) {
     return failure();
   }
   FailureOr<llvm::json::Object> manifest =
-      buildManifest(*module, modelArgs, programs);
+      buildManifest(*module, modelArgs, programs, *communicators);
   if (failed(manifest))
     return failure();
   for (ProgramOp program : programs) {

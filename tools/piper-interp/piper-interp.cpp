@@ -15,6 +15,8 @@
 //
 // --dump=FILE also writes step 1 as JSON (initial parameters, data, loss and
 // gradients) for checks outside Piper, such as test/Torch/.
+// --params-out=FILE writes the final parameters (`name v0 v1 ...` per line),
+// what multi-rank runs compare against (piper-run --params-out).
 //
 // Every error (bad flag, unreadable file, invalid IR, unsupported op,
 // failing kernel, unwritable dump) is reported on stderr and exits with
@@ -94,6 +96,12 @@ cl::opt<std::string>
                  cl::desc("Write step 1 as JSON to FILE: initial parameters, "
                           "data, loss and gradients (before the update)"),
                  cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> paramsOut(
+    "params-out",
+    cl::desc("After the last step, write every parameter to FILE, one line "
+             "each: its name, then its values (%.17g) in row-major order; "
+             "piper-run --params-out writes the same format"),
+    cl::value_desc("file"), cl::cat(category));
 
 int fail(const Twine &message) {
   llvm::errs() << "piper-interp: " << message << "\n";
@@ -350,6 +358,19 @@ int main(int argc, char **argv) {
            << llvm::format("%.17g", l2Norm(grad)) << "\n";
     }
     os.flush();
+  }
+  if (!paramsOut.empty()) {
+    std::unique_ptr<llvm::ToolOutputFile> file =
+        openOutputFile(paramsOut, &errorMessage);
+    if (!file)
+      return fail(errorMessage);
+    for (const TrainedParameter &param : trainer->getParameters()) {
+      file->os() << param.name;
+      for (double v : param.value.data)
+        file->os() << " " << llvm::format("%.17g", v);
+      file->os() << "\n";
+    }
+    file->keep();
   }
   return 0;
 }

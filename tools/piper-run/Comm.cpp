@@ -6,12 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// `piper-program-to-func` lowers piper.send / piper.recv to calls of
+// `piper-program-to-func` lowers communication to calls of the shims listed
+// in lib/Conversion/CommCalls.h, e.g.
 //   void piper_comm_send_<f32|f64|i64>(int64_t rank, void *desc,
-//                                      int64_t peer, int64_t tag)
-// (an unranked memref as MLIR passes it, then the peer's world rank and the
-// tag), left undefined in the plan's shared object and resolved against
-// piper-run's exported symbols at dlopen time, so plans link no MPI.
+//                                      int64_t peer_offset, int64_t tag)
+// (an unranked memref as MLIR passes it, then the peer's world rank minus
+// this rank's, and the tag), left undefined in the plan's shared object and
+// resolved against piper-run's exported symbols at dlopen time, so plans
+// link no MPI.
 //
 // One thread runs a role's streams in program order, and the verifier proved
 // that order deadlock-free with rendezvous sends only if a send does not hold
@@ -21,6 +23,14 @@
 // only enqueued, on a stream of its own per (peer, tag) so that no send waits
 // behind another; the step's end waits for them all. A receive is enqueued on
 // one receive stream and waited for at once: the value is needed next.
+//
+// Collectives run on the plan's communicators (created by commCreate, one
+// per (axes, stream), each bound to a runtime stream of that name) and are
+// waited for at once: every member runs the same program, so they reach
+// them in the same order. Inputs are copied into contiguous staging first
+// (they may be strided slices); reduce_scatter zero-pads the flattened
+// gradient to members x chunk elements, and all_gather keeps the whole
+// tensor's elements of the gathered chunks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +48,12 @@ namespace {
 
 struct State {
   piper_rt_context context = nullptr;
+  int self = 0;
   piper_rt_stream recvStream = nullptr;
+  /// The plan's communicators, by index, with the stream each is bound to.
+  std::vector<piper_rt_comm> comms;
+  std::vector<piper_rt_stream> commStreams;
+  std::map<std::string, piper_rt_stream> streamsByName;
   std::map<std::pair<int64_t, int64_t>, piper_rt_stream> sendStreams;
   /// Copies of this step's sent values, alive until their sends complete.
   std::vector<std::unique_ptr<std::vector<uint64_t>>> staging;
@@ -91,8 +106,9 @@ void gather(const View &v, size_t elt, char *out) {
   }
 }
 
-void send(int64_t rank, void *desc, int64_t peer, int64_t tag,
+void send(int64_t rank, void *desc, int64_t offset, int64_t tag,
           piper_rt_dtype dtype, size_t elt) {
+  int64_t peer = state.self + offset;
   if (!state.context) {
     state.error = "a plan sent a value but piper-run started no runtime";
     return;
@@ -114,8 +130,9 @@ void send(int64_t rank, void *desc, int64_t peer, int64_t tag,
   state.staging.push_back(std::move(copy));
 }
 
-void recv(int64_t rank, void *desc, int64_t peer, int64_t tag,
+void recv(int64_t rank, void *desc, int64_t offset, int64_t tag,
           piper_rt_dtype dtype, size_t elt) {
+  int64_t peer = state.self + offset;
   if (!state.context) {
     state.error = "a plan received a value but piper-run started no runtime";
     return;
@@ -129,16 +146,161 @@ void recv(int64_t rank, void *desc, int64_t peer, int64_t tag,
     record("recv", peer, tag);
 }
 
+/// The communicator `index` and its stream; null (with the error recorded)
+/// if the plan has no such communicator.
+piper_rt_comm commAt(int64_t index, const char *what) {
+  if (index < 0 || static_cast<size_t>(index) >= state.comms.size()) {
+    if (state.error.empty())
+      state.error = std::string(what) + ": the plan has no communicator #" +
+                    std::to_string(index);
+    return nullptr;
+  }
+  return state.comms[index];
+}
+
+void recordCollective(const char *what, int64_t index) {
+  if (!state.error.empty())
+    return;
+  state.error = std::string(what) + " (communicator #" + std::to_string(index) +
+                "): " + piper_rt_last_error();
+}
+
+template <typename T> void scaleBy(char *data, int64_t n, double scale) {
+  if (scale == 1.0)
+    return;
+  T *p = reinterpret_cast<T *>(data);
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = static_cast<T>(p[i] * scale);
+}
+
+void scaleElements(char *data, int64_t n, double scale, piper_rt_dtype dtype) {
+  if (dtype == PIPER_RT_F32)
+    scaleBy<float>(data, n, scale);
+  else
+    scaleBy<double>(data, n, scale);
+}
+
+/// out = scale * the sum of every member's `in` (same shape).
+void allReduce(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
+               double scale, piper_rt_dtype dtype, size_t elt) {
+  piper_rt_comm comm = commAt(index, "all_reduce");
+  if (!comm)
+    return;
+  View in = view(rin, din), out = view(rout, dout);
+  char *data = out.aligned + out.offset * elt;
+  gather(in, elt, data);
+  if (piper_rt_all_reduce(comm, data, data, in.numel(), dtype, PIPER_RT_SUM) !=
+          PIPER_RT_OK ||
+      piper_rt_stream_synchronize(state.commStreams[index]) != PIPER_RT_OK)
+    return recordCollective("all_reduce", index);
+  scaleElements(data, in.numel(), scale, dtype);
+}
+
+/// out (a chunk) = scale * this member's chunk of the sum of every member's
+/// flattened, zero-padded `in`.
+void reduceScatter(int64_t rin, void *din, int64_t rout, void *dout,
+                   int64_t index, double scale, piper_rt_dtype dtype,
+                   size_t elt) {
+  piper_rt_comm comm = commAt(index, "reduce_scatter");
+  if (!comm)
+    return;
+  int members = 1;
+  piper_rt_comm_size(comm, &members);
+  View in = view(rin, din), out = view(rout, dout);
+  int64_t chunk = out.numel();
+  std::vector<uint64_t> staging((chunk * members * elt + 7) / 8 + 1, 0);
+  gather(in, elt, reinterpret_cast<char *>(staging.data()));
+  char *data = out.aligned + out.offset * elt;
+  if (piper_rt_reduce_scatter(comm, staging.data(), data, chunk, dtype,
+                              PIPER_RT_SUM) != PIPER_RT_OK ||
+      piper_rt_stream_synchronize(state.commStreams[index]) != PIPER_RT_OK)
+    return recordCollective("reduce_scatter", index);
+  scaleElements(data, chunk, scale, dtype);
+}
+
+/// out (whole) = the first numel(out) elements of the members' chunks `in`.
+void allGather(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
+               piper_rt_dtype dtype, size_t elt) {
+  piper_rt_comm comm = commAt(index, "all_gather");
+  if (!comm)
+    return;
+  int members = 1;
+  piper_rt_comm_size(comm, &members);
+  View in = view(rin, din), out = view(rout, dout);
+  int64_t chunk = in.numel();
+  std::vector<uint64_t> mine((chunk * elt + 7) / 8 + 1);
+  std::vector<uint64_t> all((chunk * members * elt + 7) / 8 + 1);
+  gather(in, elt, reinterpret_cast<char *>(mine.data()));
+  if (piper_rt_all_gather(comm, mine.data(), all.data(), chunk, dtype) !=
+          PIPER_RT_OK ||
+      piper_rt_stream_synchronize(state.commStreams[index]) != PIPER_RT_OK)
+    return recordCollective("all_gather", index);
+  std::memcpy(out.aligned + out.offset * elt, all.data(), out.numel() * elt);
+}
+
+/// out (a chunk) = this member's chunk of the flattened, zero-padded `in`.
+void shard(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
+           piper_rt_dtype dtype, size_t elt) {
+  piper_rt_comm comm = commAt(index, "shard");
+  if (!comm)
+    return;
+  int members = 1, member = 0;
+  piper_rt_comm_size(comm, &members);
+  piper_rt_comm_rank(comm, &member);
+  View in = view(rin, din), out = view(rout, dout);
+  int64_t chunk = out.numel();
+  std::vector<uint64_t> staging((chunk * members * elt + 7) / 8 + 1, 0);
+  gather(in, elt, reinterpret_cast<char *>(staging.data()));
+  std::memcpy(out.aligned + out.offset * elt,
+              reinterpret_cast<char *>(staging.data()) + member * chunk * elt,
+              chunk * elt);
+}
+
 } // namespace
 
 bool piper::run::commStart(piper_rt_context context, std::string &error) {
   state.context = context;
+  piper_rt_rank(context, &state.self);
   if (piper_rt_stream_create(context, "recv", &state.recvStream) !=
       PIPER_RT_OK) {
     error = piper_rt_last_error();
     return false;
   }
   return true;
+}
+
+bool piper::run::commCreate(
+    const std::vector<std::pair<std::vector<std::string>, std::string>> &list,
+    std::string &error) {
+  for (const auto &[axes, streamName] : list) {
+    piper_rt_stream &stream = state.streamsByName[streamName];
+    if (!stream && piper_rt_stream_create(state.context, streamName.c_str(),
+                                          &stream) != PIPER_RT_OK) {
+      error = piper_rt_last_error();
+      return false;
+    }
+    std::vector<const char *> names;
+    for (const std::string &axis : axes)
+      names.push_back(axis.c_str());
+    piper_rt_comm comm = nullptr;
+    if (piper_rt_comm_get(state.context, names.size(), names.data(), stream,
+                          &comm) != PIPER_RT_OK) {
+      error = std::string("communicator over ") +
+              (axes.empty() ? std::string() : axes.front()) +
+              "...: " + piper_rt_last_error();
+      return false;
+    }
+    state.comms.push_back(comm);
+    state.commStreams.push_back(stream);
+  }
+  return true;
+}
+
+int piper::run::commMember(int64_t index) {
+  int member = 0;
+  if (index >= 0 && static_cast<size_t>(index) < state.comms.size())
+    piper_rt_comm_rank(state.comms[index], &member);
+  return member;
 }
 
 bool piper::run::commFinishStep(std::string &error) {
@@ -172,7 +334,30 @@ bool piper::run::commMoveScalar(double &value, int from, int to, int self,
   return false;
 }
 
+bool piper::run::commSendRecv(void *data, size_t count, piper_rt_dtype dtype,
+                              int from, int to, std::string &error) {
+  if (from == to || (state.self != from && state.self != to))
+    return true;
+  piper_rt_status status =
+      state.self == from ? piper_rt_send(state.recvStream, data, count, dtype,
+                                         to, PIPER_RT_MAX_TAG - 1)
+                         : piper_rt_recv(state.recvStream, data, count, dtype,
+                                         from, PIPER_RT_MAX_TAG - 1);
+  if (status == PIPER_RT_OK)
+    status = piper_rt_stream_synchronize(state.recvStream);
+  if (status == PIPER_RT_OK)
+    return true;
+  error = std::string("moving a tensor from rank ") + std::to_string(from) +
+          " to " + std::to_string(to) + ": " + piper_rt_last_error();
+  return false;
+}
+
 void piper::run::commStop() {
+  state.comms.clear();
+  state.commStreams.clear();
+  for (auto &[name, stream] : state.streamsByName)
+    piper_rt_stream_destroy(stream);
+  state.streamsByName.clear();
   for (auto &[key, stream] : state.sendStreams)
     piper_rt_stream_destroy(stream);
   state.sendStreams.clear();
@@ -193,6 +378,33 @@ void piper::run::commStop() {
           int64_t rank, void *desc, int64_t peer, int64_t tag) {               \
     recv(rank, desc, peer, tag, DTYPE, sizeof(TYPE));                          \
   }
+// Collectives (floating point only: gradients and parameters).
+#define PIPER_COLLECTIVE_SHIMS(SUFFIX, DTYPE, TYPE)                            \
+  extern "C" __attribute__((visibility("default"))) void                       \
+      piper_comm_all_reduce_##SUFFIX(int64_t rin, void *din, int64_t rout,     \
+                                     void *dout, int64_t comm, double scale) { \
+    allReduce(rin, din, rout, dout, comm, scale, DTYPE, sizeof(TYPE));         \
+  }                                                                            \
+  extern "C" __attribute__((visibility("default"))) void                       \
+      piper_comm_reduce_scatter_##SUFFIX(int64_t rin, void *din, int64_t rout, \
+                                         void *dout, int64_t comm,             \
+                                         double scale) {                       \
+    reduceScatter(rin, din, rout, dout, comm, scale, DTYPE, sizeof(TYPE));     \
+  }                                                                            \
+  extern "C" __attribute__((visibility(                                        \
+      "default"))) void piper_comm_all_gather_##SUFFIX(int64_t rin, void *din, \
+                                                       int64_t rout,           \
+                                                       void *dout,             \
+                                                       int64_t comm) {         \
+    allGather(rin, din, rout, dout, comm, DTYPE, sizeof(TYPE));                \
+  }                                                                            \
+  extern "C"                                                                   \
+      __attribute__((visibility("default"))) void piper_comm_shard_##SUFFIX(   \
+          int64_t rin, void *din, int64_t rout, void *dout, int64_t comm) {    \
+    shard(rin, din, rout, dout, comm, DTYPE, sizeof(TYPE));                    \
+  }
+PIPER_COLLECTIVE_SHIMS(f32, PIPER_RT_F32, float)
+PIPER_COLLECTIVE_SHIMS(f64, PIPER_RT_F64, double)
 PIPER_COMM_SHIMS(f32, PIPER_RT_F32, float)
 PIPER_COMM_SHIMS(f64, PIPER_RT_F64, double)
 PIPER_COMM_SHIMS(i64, PIPER_RT_I64, int64_t)

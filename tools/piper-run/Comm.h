@@ -17,11 +17,25 @@
 #include "piper-rt/piper_rt.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace piper::run {
 
 /// Makes the shims use `context` (created and meshed by piper-run).
 bool commStart(piper_rt_context context, std::string &error);
+/// Creates the plan's communicators, in list order (every rank calls this
+/// with the same list), each bound to a runtime stream named after its
+/// stream.
+bool commCreate(
+    const std::vector<std::pair<std::vector<std::string>, std::string>> &list,
+    std::string &error);
+/// This rank's index in communicator `index` (0 if there is none).
+int commMember(int64_t index);
+/// Moves `count` elements from world rank `from` to `to` (a no-op on other
+/// ranks and when they are the same): gathering results to rank 0.
+bool commSendRecv(void *data, size_t count, piper_rt_dtype dtype, int from,
+                  int to, std::string &error);
 /// Waits for every send of the step and frees their copies; false, with the
 /// first error of the step (a shim's or the wait's), if any failed.
 bool commFinishStep(std::string &error);

@@ -39,11 +39,33 @@ bool parseTensor(const llvm::json::Value &value, TensorInfo &info,
       !o.mapOptional("std", info.std) || !o.mapOptional("bound", info.bound) ||
       !o.mapOptional("updates", info.updates))
     return false;
+  if (const llvm::json::Object *object = value.getAsObject())
+    if (object->get("shard")) {
+      llvm::json::ObjectMapper shard(*object->get("shard"),
+                                     path.field("shard"));
+      ShardInfo info2;
+      if (!shard || !shard.map("axes", info2.axes) ||
+          !shard.map("members", info2.members) ||
+          !shard.map("chunk", info2.chunk))
+        return false;
+      if (info2.members < 1 || info2.chunk * info2.members < info.numel()) {
+        path.field("shard").report("chunks do not cover the tensor");
+        return false;
+      }
+      info.shard = info2;
+    }
   if (!parseDType(dtype, info.dtype)) {
     path.field("dtype").report("unsupported dtype (f32, f64 or i64)");
     return false;
   }
   return true;
+}
+
+bool parseCommunicator(const llvm::json::Value &value,
+                       std::pair<std::vector<std::string>, std::string> &comm,
+                       llvm::json::Path path) {
+  llvm::json::ObjectMapper o(value, path);
+  return o && o.map("axes", comm.first) && o.map("stream", comm.second);
 }
 
 bool parseRole(const llvm::json::Value &value, RoleInfo &role,
@@ -100,7 +122,10 @@ bool piper::run::loadPlan(const std::string &directory, Plan &plan,
   ok = ok && o.map("function", plan.function) &&
        mapArray("arguments", plan.arguments, parseTensor) &&
        mapArray("results", plan.results, parseTensor) &&
-       mapArray("roles", plan.roles, parseRole);
+       mapArray("roles", plan.roles, parseRole) &&
+       o.mapOptional("batch_axes", plan.batchAxes) &&
+       (!object || !object->get("communicators") ||
+        mapArray("communicators", plan.communicators, parseCommunicator));
   if (ok) {
     if (const llvm::json::Object *mesh = object->getObject("mesh")) {
       if (auto name = mesh->getString("name"))

@@ -17,12 +17,21 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace piper::run {
 
 enum class DType { F32, F64, I64 };
+
+/// A tensor each device holds as its chunk of the row-major flattening,
+/// zero-padded to `members` chunks of `chunk` elements; a device's chunk is
+/// its index in the group over `axes` (ZeRO, ReplicaLayout.h).
+struct ShardInfo {
+  std::vector<std::string> axes;
+  int64_t members = 1, chunk = 0;
+};
 
 /// One argument or result of the step function.
 struct TensorInfo {
@@ -39,6 +48,8 @@ struct TensorInfo {
   int64_t bound = 0; // integer data
   // Results: the argument it replaces at the next step, or -1.
   int64_t updates = -1;
+  /// Held as flat shards (ZeRO), or whole.
+  std::optional<ShardInfo> shard;
 
   int64_t numel() const {
     int64_t n = 1;
@@ -46,6 +57,8 @@ struct TensorInfo {
       n *= d;
     return n;
   }
+  /// Elements one device holds.
+  int64_t localNumel() const { return shard ? shard->chunk : numel(); }
   size_t elementSize() const { return dtype == DType::F32 ? 4 : 8; }
 };
 
@@ -64,6 +77,10 @@ struct Plan {
   std::string meshName;
   std::vector<TensorInfo> arguments, results;
   std::vector<RoleInfo> roles;
+  /// The axes replicas split the batch over (dim 0 of every data argument).
+  std::vector<std::string> batchAxes;
+  /// The communicators compiled programs index: (axes, stream).
+  std::vector<std::pair<std::vector<std::string>, std::string>> communicators;
 };
 
 /// Reads `<directory>/plan.json`; on failure returns false with a message

@@ -58,6 +58,12 @@ cl::opt<int64_t> steps("steps", cl::desc("Training steps (default 1)"),
 cl::opt<uint64_t> seed("seed",
                        cl::desc("Seed of parameters and data (default 0)"),
                        cl::init(0), cl::cat(category));
+cl::opt<std::string> paramsOut(
+    "params-out",
+    cl::desc("After the last step, write every parameter to FILE (rank 0, "
+             "gathered from the ranks that hold it): its name, then its "
+             "values, one line each, as piper-interp --params-out"),
+    cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> logFile("log",
                              cl::desc("Also write one JSON line per step"),
                              cl::value_desc("file"), cl::cat(category));
@@ -83,20 +89,23 @@ struct Buffer {
   std::vector<uint64_t> storage; // 8-byte aligned
   std::vector<int64_t> descriptor;
 
+  /// What this device holds of `t`: its flat chunk, or the whole tensor.
   void allocate(const TensorInfo &t) {
     info = &t;
-    size_t bytes = static_cast<size_t>(t.numel()) * t.elementSize();
+    std::vector<int64_t> shape =
+        t.shard ? std::vector<int64_t>{t.shard->chunk} : t.shape;
+    size_t bytes = static_cast<size_t>(t.localNumel()) * t.elementSize();
     storage.assign((bytes + 7) / 8 + 1, 0);
-    int64_t rank = static_cast<int64_t>(t.shape.size());
+    int64_t rank = static_cast<int64_t>(shape.size());
     descriptor.assign(3 + 2 * rank, 0);
     void *data = storage.data();
     std::memcpy(&descriptor[0], &data, sizeof(void *));
     std::memcpy(&descriptor[1], &data, sizeof(void *));
     int64_t stride = 1;
     for (int64_t d = rank - 1; d >= 0; --d) {
-      descriptor[3 + d] = t.shape[d];
+      descriptor[3 + d] = shape[d];
       descriptor[3 + rank + d] = stride;
-      stride *= t.shape[d];
+      stride *= shape[d];
     }
   }
   void *data() { return storage.data(); }
@@ -110,11 +119,26 @@ struct Buffer {
       std::memcpy(data(), values.data(), values.size() * sizeof(double));
     }
   }
-  double firstFloat() {
-    return info->dtype == DType::F32 ? *static_cast<float *>(data())
-                                     : *static_cast<double *>(data());
+  double firstFloat() { return floatAt(0); }
+  double floatAt(int64_t i) {
+    return info->dtype == DType::F32 ? static_cast<float *>(data())[i]
+                                     : static_cast<double *>(data())[i];
   }
 };
+
+/// Row-major index of `coords` over `axes` (mesh order), and the product of
+/// their sizes: a device's replica index along a set of axes.
+std::pair<int64_t, int64_t> indexAlong(const Plan &plan,
+                                       const std::vector<int64_t> &coords,
+                                       const std::vector<std::string> &axes) {
+  int64_t index = 0, size = 1;
+  for (auto [a, axis] : llvm::enumerate(plan.meshAxes))
+    if (llvm::is_contained(axes, axis.first)) {
+      index = index * axis.second + coords[a];
+      size *= axis.second;
+    }
+  return {index, size};
+}
 
 } // namespace
 
@@ -130,10 +154,17 @@ int main(int argc, char **argv) {
     return fail(error);
   // Multi-rank: this rank's role and the rank that holds the loss.
   const RoleInfo *myRole = &plan.roles.front();
-  int rank = 0, lossRank = 0;
+  int rank = 0;
+  // Mesh coordinates and role of every world rank (one device without MPI).
+  std::vector<std::vector<int64_t>> coordsOf = {
+      std::vector<int64_t>(plan.meshAxes.size(), 0)};
+  std::vector<const RoleInfo *> roleOf = {myRole};
 #ifdef PIPER_RUN_HAVE_MPI
   piper_rt_context context = nullptr;
-  bool multiRank = plan.roles.size() > 1;
+  int64_t meshDevices = 1;
+  for (auto &[name, size] : plan.meshAxes)
+    meshDevices *= size;
+  bool multiRank = meshDevices > 1;
   // Every rank runs the same checks on the same plan, so every rank fails
   // alike; rank 0 alone says why.
   auto failAll = [&](const std::string &message) {
@@ -166,9 +197,11 @@ int main(int argc, char **argv) {
     int64_t devices = 0;
     piper_rt_mesh_num_devices(mesh, &devices);
     std::vector<int64_t> coords(names.size());
-    std::vector<const RoleInfo *> roleOf(devices, nullptr);
+    roleOf.assign(devices, nullptr);
+    coordsOf.assign(devices, coords);
     for (int64_t r = 0; r < devices; ++r) {
       piper_rt_mesh_coords(mesh, r, coords.data());
+      coordsOf[r] = coords;
       for (const RoleInfo &candidate : plan.roles) {
         bool match = true;
         for (auto [a, axis] : llvm::enumerate(plan.meshAxes)) {
@@ -188,21 +221,35 @@ int main(int argc, char **argv) {
         piper_rt_mesh_destroy(mesh);
         return failAll("rank " + std::to_string(r) + " has no role");
       }
-      for (int64_t j : roleOf[r]->outputs)
-        if (j == 0)
-          lossRank = static_cast<int>(r);
     }
     piper_rt_mesh_destroy(mesh);
     myRole = roleOf[rank];
     std::string error;
-    if (!piper::run::commStart(context, error))
+    if (!piper::run::commStart(context, error) ||
+        !piper::run::commCreate(plan.communicators, error))
       return failAll(error);
   }
 #else
-  if (plan.roles.size() != 1)
-    return fail("the plan has " + std::to_string(plan.roles.size()) +
-                " roles; multi-rank plans need piper-run built with MPI");
+  if (plan.roles.size() != 1 || plan.mesh.size() > 1)
+    return fail("the plan runs on several devices; multi-rank plans need "
+                "piper-run built with MPI");
 #endif
+  // The loss: the mean over the batch replicas of the loss role, sent to
+  // rank 0 (one device per batch replica: the others are copies).
+  std::vector<int> lossRanks;
+  for (size_t r = 0; r < roleOf.size(); ++r) {
+    if (!llvm::is_contained(roleOf[r]->outputs, 0))
+      continue;
+    bool first = true;
+    for (auto [a, axis] : llvm::enumerate(plan.meshAxes))
+      if (!roleOf[r]->role.count(axis.first) &&
+          !llvm::is_contained(plan.batchAxes, axis.first))
+        first &= coordsOf[r][a] == 0;
+    if (first)
+      lossRanks.push_back(static_cast<int>(r));
+  }
+  auto [batchReplica, batchReplicas] =
+      indexAlong(plan, coordsOf[rank], plan.batchAxes);
   const RoleInfo &role = *myRole;
   for (int64_t i : role.inputs)
     if (i < 0 || static_cast<size_t>(i) >= plan.arguments.size())
@@ -244,6 +291,18 @@ int main(int argc, char **argv) {
                                : ref::initZeros(arg.shape, value);
       if (!status.ok())
         return fail("parameter '" + arg.name + "': " + status.message());
+      if (arg.shard) {
+        // This device's chunk of the flattening, zero-padded.
+        int64_t member =
+            indexAlong(plan, coordsOf[rank], arg.shard->axes).first;
+        std::vector<double> chunk(arg.shard->chunk, 0.0);
+        for (int64_t i = 0; i < arg.shard->chunk; ++i) {
+          int64_t at = member * arg.shard->chunk + i;
+          if (at < arg.numel())
+            chunk[i] = value.data[at];
+        }
+        value.data = std::move(chunk);
+      }
       buffer.setFloats(value.data);
     }
     // State starts at zero (allocate() zeroes it).
@@ -266,19 +325,26 @@ int main(int argc, char **argv) {
       if (arg.kind != "data")
         continue;
       Buffer &buffer = args[arg.index];
+      // The global batch is R times the argument along dim 0; this replica
+      // reads rows [q n, (q+1) n) of it.
+      std::vector<int64_t> global = arg.shape;
+      if (!global.empty())
+        global[0] *= batchReplicas;
+      size_t offset = static_cast<size_t>(batchReplica * arg.numel());
+      size_t count = static_cast<size_t>(arg.numel());
       ref::Status status = ref::Status::success();
       if (arg.dtype == DType::I64) {
         ref::IndexTensor t;
-        status =
-            ref::syntheticIndex(seed, arg.index, s, arg.shape, arg.bound, t);
+        status = ref::syntheticIndex(seed, arg.index, s, global, arg.bound, t);
         if (status.ok())
-          std::memcpy(buffer.data(), t.data.data(),
-                      t.data.size() * sizeof(int64_t));
+          std::memcpy(buffer.data(), t.data.data() + offset,
+                      count * sizeof(int64_t));
       } else {
         ref::Tensor t;
-        status = ref::syntheticFloat(seed, arg.index, s, arg.shape, t);
+        status = ref::syntheticFloat(seed, arg.index, s, global, t);
         if (status.ok())
-          buffer.setFloats(t.data);
+          buffer.setFloats(std::vector<double>(
+              t.data.begin() + offset, t.data.begin() + offset + count));
       }
       if (!status.ok())
         return fail(status.message());
@@ -313,10 +379,19 @@ int main(int argc, char **argv) {
 #ifdef PIPER_RUN_HAVE_MPI
     if (multiRank) {
       std::string error;
-      if (!piper::run::commFinishStep(error) ||
-          !piper::run::commMoveScalar(loss, lossRank, 0, rank, error))
+      if (!piper::run::commFinishStep(error))
         return fail("rank " + std::to_string(rank) + ": step " +
                     std::to_string(s) + ": " + error);
+      // Summed in replica order, then divided: the mean of the means.
+      double sum = 0.0;
+      for (int from : lossRanks) {
+        double value = loss;
+        if (!piper::run::commMoveScalar(value, from, 0, rank, error))
+          return fail("rank " + std::to_string(rank) + ": step " +
+                      std::to_string(s) + ": " + error);
+        sum += value;
+      }
+      loss = sum / static_cast<double>(lossRanks.size());
     }
 #endif
     if (rank == 0)
@@ -334,7 +409,68 @@ int main(int argc, char **argv) {
         continue;
       Buffer &target = args[result.updates];
       std::memcpy(target.data(), results[j].data(),
-                  static_cast<size_t>(result.numel()) * result.elementSize());
+                  static_cast<size_t>(result.localNumel()) *
+                      result.elementSize());
+    }
+  }
+  if (!paramsOut.empty()) {
+    // Every parameter, from the lowest rank whose role reads it (and, for a
+    // ZeRO-3 parameter, from each member of that rank's group, in member
+    // order), assembled on rank 0.
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    for (const TensorInfo &arg : plan.arguments) {
+      if (arg.kind != "param")
+        continue;
+      int holder = -1;
+      for (size_t r = 0; r < roleOf.size() && holder < 0; ++r)
+        if (llvm::is_contained(roleOf[r]->inputs, arg.index))
+          holder = static_cast<int>(r);
+      if (holder < 0)
+        continue;
+      std::vector<int> sources = {holder};
+      if (arg.shard) {
+        sources.assign(arg.shard->members, -1);
+        for (size_t r = 0; r < coordsOf.size(); ++r) {
+          bool same = true;
+          for (auto [a, axis] : llvm::enumerate(plan.meshAxes))
+            if (!llvm::is_contained(arg.shard->axes, axis.first))
+              same &= coordsOf[r][a] == coordsOf[holder][a];
+          if (same)
+            sources[indexAlong(plan, coordsOf[r], arg.shard->axes).first] =
+                static_cast<int>(r);
+        }
+      }
+      std::vector<double> whole;
+      for (int from : sources) {
+        Buffer piece;
+        piece.allocate(arg);
+        if (rank == from)
+          piece.storage = args[arg.index].storage;
+#ifdef PIPER_RUN_HAVE_MPI
+        std::string error;
+        if (multiRank &&
+            !piper::run::commSendRecv(
+                piece.data(), static_cast<size_t>(arg.localNumel()),
+                arg.dtype == DType::F32 ? PIPER_RT_F32 : PIPER_RT_F64, from, 0,
+                error))
+          return fail("--params-out: " + error);
+#endif
+        for (int64_t i = 0; i < arg.localNumel(); ++i)
+          whole.push_back(piece.floatAt(i));
+      }
+      whole.resize(arg.numel());
+      os << arg.name;
+      for (double v : whole)
+        os << " " << llvm::format("%.17g", v);
+      os << "\n";
+    }
+    if (rank == 0) {
+      std::error_code ec;
+      llvm::raw_fd_ostream file(paramsOut, ec);
+      if (ec)
+        return fail("cannot write " + paramsOut + ": " + ec.message());
+      file << text;
     }
   }
   llvm::outs().flush();

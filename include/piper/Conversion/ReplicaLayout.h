@@ -1,0 +1,104 @@
+//===- ReplicaLayout.h - How replicas hold and share a step -----*- C++ -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The local view of a partitioned step (docs/Lowering.md, "Replicas"): what
+// one device of a role holds when the role has data-parallel replicas.
+//
+// - Batch axes: the mesh axes the programs reduce gradients over (the union
+//   of the axes of every all_reduce and reduce_scatter in the programs). The
+//   step function is written per replica: its data arguments are one
+//   replica's share, and the global batch is R times that along dim 0, R the
+//   product of the batch axes' sizes. Replica q (row-major over the batch
+//   axes, in mesh order) reads rows [q n, (q+1) n). A gradient reduction is
+//   a sum over its group, times 1/R: each replica's loss is the mean over
+//   its rows, the global loss the mean of those.
+// - Flat shards (ZeRO): the optimizer state of a parameter with ZeRO >= 1,
+//   and the parameter itself with ZeRO 3, are held as member k's chunk of
+//   the row-major flattening, zero-padded to N chunks of ceil(numel / N)
+//   elements, N the product of the sizes of the parameter's replicated axes
+//   and k the device's index in that group.
+//
+// piper-compile computes both for the whole module (every program), writes
+// them into plan.json and onto the module (the attributes below) before it
+// lowers each program alone.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_CONVERSION_REPLICALAYOUT_H
+#define PIPER_CONVERSION_REPLICALAYOUT_H
+
+#include "piper/Dialect/Piper/IR/PiperOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <map>
+#include <string>
+
+namespace mlir::piper {
+
+/// On the module: the batch axes (ArrayAttr of strings, mesh order).
+constexpr llvm::StringLiteral kBatchAxesAttrName = "piper_plan.batch_axes";
+/// On the module: the communicator list, [[axes...], stream] per entry.
+constexpr llvm::StringLiteral kCommunicatorsAttrName =
+    "piper_plan.communicators";
+/// On a piper.comm: its communicator's index in the plan's list.
+constexpr llvm::StringLiteral kCommIndexAttrName = "piper_plan.comm";
+
+/// A tensor held as one member's chunk of its flattening.
+struct FlatShard {
+  /// The group's axes (mesh order) and size.
+  SmallVector<std::string> axes;
+  int64_t members = 1;
+  /// Elements of the whole tensor and of one chunk (ceil(numel / members)).
+  int64_t numel = 0, chunk = 0;
+};
+
+/// One communicator every program may use: (axes, stream).
+struct CommKey {
+  SmallVector<std::string> axes;
+  std::string stream;
+  bool operator<(const CommKey &other) const {
+    return std::tie(axes, stream) < std::tie(other.axes, other.stream);
+  }
+  bool operator==(const CommKey &other) const {
+    return axes == other.axes && stream == other.stream;
+  }
+};
+
+struct ReplicaLayout {
+  /// Batch axes in mesh order, and the product of their sizes.
+  SmallVector<std::string> batchAxes;
+  int64_t batchReplicas = 1;
+  /// Step arguments and results held as flat shards.
+  std::map<unsigned, FlatShard> argShards, resultShards;
+
+  /// The type a device holds for step argument `index` of type `global`.
+  Type localArgType(unsigned index, Type global) const;
+  Type localResultType(unsigned index, Type global) const;
+};
+
+/// The flat sharding of the arguments and results of `step` on `mesh`, with
+/// `batchAxes` given (from the programs, or kBatchAxesAttrName).
+ReplicaLayout computeReplicaLayout(func::FuncOp step, MeshOp mesh,
+                                   ArrayRef<std::string> batchAxes);
+
+/// The batch axes of `programs` (mesh order): the union of the axes of their
+/// reducing collectives.
+SmallVector<std::string> collectBatchAxes(ArrayRef<ProgramOp> programs,
+                                          MeshOp mesh);
+
+/// Every communicator the programs' piper.comm ops use, sorted; tags each
+/// piper.comm with its index (kCommIndexAttrName) and the module with the
+/// batch axes (kBatchAxesAttrName) and the list (kCommunicatorsAttrName).
+/// Fails, with a located error, on a collective the native lowering cannot run.
+FailureOr<SmallVector<CommKey>> annotateCommunicators(ModuleOp module);
+
+} // namespace mlir::piper
+
+#endif // PIPER_CONVERSION_REPLICALAYOUT_H
