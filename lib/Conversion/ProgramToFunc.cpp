@@ -350,8 +350,9 @@ LogicalResult ProgramLowering::lowerLaunch(LaunchOp launch) {
   // A result an update computes on chunks is a shard of that update's group.
   auto ret = cast<func::ReturnOp>(clone->getBody().front().getTerminator());
   for (auto [k, value] : llvm::enumerate(ret.getOperands())) {
+    // Through the annotations around it (expert blocks nest in stages).
     Value source = value;
-    if (auto annotate = source.getDefiningOp<AnnotateOp>())
+    while (auto annotate = source.getDefiningOp<AnnotateOp>())
       source = annotate.getBody().front().getTerminator()->getOperand(
           cast<OpResult>(source).getResultNumber());
     Operation *def = source.getDefiningOp();

@@ -1,7 +1,8 @@
 // Sends and receives lower to the piper_comm_* shims piper-run exports:
-// (unranked memref, peer world rank, tag). The peer's rank is row-major over
-// the mesh [x = 1, pp = 2]: @step.pp1 is rank 1, @step.pp0 rank 0. A sent
-// microbatch slice goes out with any strides; a receive fills a fresh buffer.
+// (unranked memref, peer offset, tag). The offset is the peer's world rank
+// minus the sender's, row-major over the mesh [x = 1, pp = 2]: +1 from
+// @step.pp0 to @step.pp1, -1 back. A sent microbatch slice goes out with any
+// strides; a receive fills a fresh buffer.
 // RUN: piper-compile %s --emit=kernels | FileCheck %s
 // RUN: piper-compile %s --emit=lowered | FileCheck %s --check-prefix=LLVM
 
@@ -21,19 +22,20 @@ piper.program @step.pp1 role {pp = 1} of @mesh step @step streams ["pp"] {
 
 // CHECK-LABEL: func.func @step.pp0(
 // CHECK:         %[[S:.*]] = tensor.extract_slice %{{.*}}[2] [2] [1]
-// CHECK:         %[[B:.*]] = bufferization.to_buffer %[[S]] read_only : tensor<2xf64> to memref<2xf64, strided<[?], offset: ?>>
-// CHECK:         %[[U:.*]] = memref.cast %[[B]] : memref<2xf64, strided<[?], offset: ?>> to memref<*xf64>
 // CHECK-DAG:     %[[P1:.*]] = arith.constant 1 : i64
 // CHECK-DAG:     %[[T3:.*]] = arith.constant 3 : i64
+// CHECK:         %[[B:.*]] = bufferization.to_buffer %[[S]] read_only : tensor<2xf64> to memref<2xf64, strided<[?], offset: ?>>
+// CHECK:         %[[U:.*]] = memref.cast %[[B]] : memref<2xf64, strided<[?], offset: ?>> to memref<*xf64>
 // CHECK:         call @piper_comm_send_f64(%[[U]], %[[P1]], %[[T3]]) : (memref<*xf64>, i64, i64) -> ()
 // CHECK:       func.func private @piper_comm_send_f64(memref<*xf64>, i64, i64)
 // CHECK-LABEL: func.func @step.pp1(
+// CHECK:         %[[P0:.*]] = arith.constant -1 : i64
 // CHECK:         %[[A:.*]] = memref.alloc() : memref<2xf64>
 // CHECK:         %[[U2:.*]] = memref.cast %[[A]] : memref<2xf64> to memref<*xf64>
-// CHECK-DAG:     %[[P0:.*]] = arith.constant 0 : i64
 // CHECK:         call @piper_comm_recv_f64(%[[U2]], %[[P0]], %{{.*}}) : (memref<*xf64>, i64, i64) -> ()
 // CHECK:         bufferization.to_tensor %[[A]] restrict writable
 // CHECK:       func.func private @piper_comm_recv_f64(memref<*xf64>, i64, i64)
 
 // LLVM: llvm.func @piper_comm_send_f64(i64, !llvm.ptr, i64, i64)
 // LLVM: llvm.func @piper_comm_recv_f64(i64, !llvm.ptr, i64, i64)
+

@@ -1,0 +1,116 @@
+// Replicas share their role's program (docs/Lowering.md, "Replicas").
+// RUN: split-file %s %t
+//
+// Sends: with dp = 2 before pp in the mesh, world ranks are dp * 2 + pp, and
+// every replica's peer is one rank up (and back down), so one program with
+// a peer offset serves both replicas.
+// RUN: piper-compile %t/send.mlir --emit=kernels | FileCheck %s --check-prefix=SEND
+//
+// ZeRO-1 over dp = 2 of a 3-element parameter (chunks of 2, zero-padded):
+// the gradient is reduce-scattered and scaled by 1/2 (two batch replicas),
+// the whole parameter is cut to this member's chunk, the update body runs
+// on chunks (a clone), and the updated chunk is all-gathered back; the
+// momentum is held as a chunk. Communicators: 0 = (dp, dp_grad), 1 = (dp,
+// dp_param).
+// RUN: piper-compile %t/zero1.mlir --emit=kernels | FileCheck %s --check-prefix=ZERO1
+//
+// Plain data parallelism: all_reduce, then the update on whole tensors.
+// RUN: piper-compile %t/dp.mlir --emit=kernels | FileCheck %s --check-prefix=DP
+
+// SEND-LABEL: func.func @step.pp0(
+// SEND:         %[[ONE:.*]] = arith.constant 1 : i64
+// SEND:         call @piper_comm_send_f64(%{{.*}}, %[[ONE]], %{{.*}})
+// SEND-LABEL: func.func @step.pp1(
+// SEND:         %[[MINUS:.*]] = arith.constant -1 : i64
+// SEND:         call @piper_comm_recv_f64(%{{.*}}, %[[MINUS]], %{{.*}})
+
+// ZERO1:       func.func private @upd.zero(%{{.*}}: tensor<2xf64>, %{{.*}}: tensor<2xf64>, %{{.*}}: tensor<2xf64>) -> (tensor<2xf64>, tensor<2xf64>)
+// ZERO1:         piper_k_sgd_update_f64
+// ZERO1-LABEL: func.func @step.all(
+// ZERO1-SAME:    %[[W:.*]]: tensor<3xf64>, %[[X:.*]]: tensor<3xf64>, %[[M:.*]]: tensor<2xf64>) -> (tensor<3xf64>, tensor<2xf64>)
+// ZERO1:         %[[G:.*]] = call @grad(%[[W]], %[[X]])
+// ZERO1-DAG:     %[[C0:.*]] = arith.constant 0 : i64
+// ZERO1-DAG:     %[[HALF:.*]] = arith.constant 5.000000e-01 : f64
+// ZERO1:         call @piper_comm_reduce_scatter_f64(%{{.*}}, %{{.*}}, %[[C0]], %[[HALF]]) : (memref<*xf64>, memref<*xf64>, i64, f64) -> ()
+// ZERO1:         %[[GS:.*]] = bufferization.to_tensor %{{.*}} : memref<2xf64> to tensor<2xf64>
+// ZERO1:         call @piper_comm_shard_f64(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf64>, memref<*xf64>, i64) -> ()
+// ZERO1:         %[[WS:.*]] = bufferization.to_tensor %{{.*}} : memref<2xf64> to tensor<2xf64>
+// ZERO1:         %[[U:.*]]:2 = call @upd.zero(%[[WS]], %[[GS]], %[[M]]) : (tensor<2xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<2xf64>, tensor<2xf64>)
+// ZERO1:         %[[C1:.*]] = arith.constant 1 : i64
+// ZERO1:         call @piper_comm_all_gather_f64(%{{.*}}, %{{.*}}, %[[C1]]) : (memref<*xf64>, memref<*xf64>, i64) -> ()
+// ZERO1:         %[[A:.*]] = bufferization.to_tensor %{{.*}} : memref<3xf64> to tensor<3xf64>
+// ZERO1:         return %[[A]], %[[U]]#1 : tensor<3xf64>, tensor<2xf64>
+
+// DP-LABEL: func.func @step.all(
+// DP-SAME:    tensor<3xf64>, %{{.*}}: tensor<3xf64>, %{{.*}}: tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
+// DP:         call @piper_comm_all_reduce_f64(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf64>, memref<*xf64>, i64, f64) -> ()
+// DP:         call @upd(
+
+//--- send.mlir
+piper.mesh @mesh axes = [dp = 2, pp = 2]
+func.func @step(%x: tensor<2xf64>) -> tensor<2xf64> {
+  return %x : tensor<2xf64>
+}
+piper.program @step.pp0 role {pp = 0} of @mesh step @step streams ["pp"] {
+  %x = piper.input 0 : tensor<2xf64>
+  piper.send "x" %x to @step.pp1 tag 0 on "pp" : tensor<2xf64>
+}
+piper.program @step.pp1 role {pp = 1} of @mesh step @step streams ["pp"] {
+  %x = piper.recv "x" from @step.pp0 tag 0 on "pp" : tensor<2xf64>
+  piper.output 0 %x : tensor<2xf64>
+}
+
+//--- zero1.mlir
+piper.mesh @mesh axes = [dp = 2]
+func.func @step(%w: tensor<3xf64> {piper.param = #piper.param<"w", zeros, placement = #piper.placement<@mesh, [{}], replicated = {dp}, zero = 1>>},
+                %x: tensor<3xf64>,
+                %m: tensor<3xf64> {piper.state = #piper.state<"w", "momentum_buffer">})
+    -> (tensor<3xf64> {piper.updated = "w"}, tensor<3xf64> {piper.state = #piper.state<"w", "momentum_buffer">}) {
+  return %w, %m : tensor<3xf64>, tensor<3xf64>
+}
+func.func private @grad(%w: tensor<3xf64>, %x: tensor<3xf64>) -> tensor<3xf64> {
+  %g = piper.mul %w, %x : tensor<3xf64>
+  return %g : tensor<3xf64>
+}
+func.func private @upd(%w: tensor<3xf64>, %g: tensor<3xf64>, %m: tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>) {
+  %p, %b = piper.sgd_update %w, %g, %m {lr = 1.0e-01 : f64, momentum = 9.0e-01 : f64} : tensor<3xf64>
+  return %p, %b : tensor<3xf64>, tensor<3xf64>
+}
+piper.program @step.all role {} of @mesh step @step streams ["compute", "dp_grad", "dp_param"] {
+  %w = piper.input 0 : tensor<3xf64>
+  %x = piper.input 1 : tensor<3xf64>
+  %m = piper.input 2 : tensor<3xf64>
+  %g = piper.launch "BW" @grad(%w, %x) on "compute" : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %r = piper.comm "rs" reduce_scatter %g over ["dp"] on "dp_grad" : tensor<3xf64>
+  %u:2 = piper.launch "UPD" @upd(%w, %r, %m) on "compute" : (tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
+  %a = piper.comm "ag" all_gather %u#0 over ["dp"] on "dp_param" : tensor<3xf64>
+  piper.output 0 %a : tensor<3xf64>
+  piper.output 1 %u#1 : tensor<3xf64>
+}
+
+//--- dp.mlir
+piper.mesh @mesh axes = [dp = 2]
+func.func @step(%w: tensor<3xf64> {piper.param = #piper.param<"w", zeros, placement = #piper.placement<@mesh, [{}], replicated = {dp}>>},
+                %x: tensor<3xf64>,
+                %m: tensor<3xf64> {piper.state = #piper.state<"w", "momentum_buffer">})
+    -> (tensor<3xf64> {piper.updated = "w"}, tensor<3xf64> {piper.state = #piper.state<"w", "momentum_buffer">}) {
+  return %w, %m : tensor<3xf64>, tensor<3xf64>
+}
+func.func private @grad(%w: tensor<3xf64>, %x: tensor<3xf64>) -> tensor<3xf64> {
+  %g = piper.mul %w, %x : tensor<3xf64>
+  return %g : tensor<3xf64>
+}
+func.func private @upd(%w: tensor<3xf64>, %g: tensor<3xf64>, %m: tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>) {
+  %p, %b = piper.sgd_update %w, %g, %m {lr = 1.0e-01 : f64, momentum = 9.0e-01 : f64} : tensor<3xf64>
+  return %p, %b : tensor<3xf64>, tensor<3xf64>
+}
+piper.program @step.all role {} of @mesh step @step streams ["compute", "dp_grad"] {
+  %w = piper.input 0 : tensor<3xf64>
+  %x = piper.input 1 : tensor<3xf64>
+  %m = piper.input 2 : tensor<3xf64>
+  %g = piper.launch "BW" @grad(%w, %x) on "compute" : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %r = piper.comm "ar" all_reduce %g over ["dp"] on "dp_grad" : tensor<3xf64>
+  %u:2 = piper.launch "UPD" @upd(%w, %r, %m) on "compute" : (tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
+  piper.output 0 %u#0 : tensor<3xf64>
+  piper.output 1 %u#1 : tensor<3xf64>
+}
