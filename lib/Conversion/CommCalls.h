@@ -19,6 +19,7 @@
 //   piper_comm_reduce_scatter_<t>(in, out, int64 comm, f64 scale)
 //   piper_comm_all_gather_<t>(in, out, int64 comm)
 //   piper_comm_shard_<t>(in, out, int64 comm)
+//   piper_comm_all_to_all_<t>(in, out, int64 comm, int64 direction)
 //
 // `peer_offset` is the peer's world rank minus the caller's: a program is
 // shared by every replica of its role, and its peer differs from each of
@@ -27,6 +28,10 @@
 // all_gather and shard work on flat chunks (ReplicaLayout.h): all_gather
 // concatenates the members' chunks and keeps the whole tensor's elements;
 // shard copies this member's chunk of a whole tensor (no communication).
+// all_to_all moves an expert buffer between N members: direction 0 (to the
+// experts' owners) takes [E, C, H] (member j owns experts [j E/N, (j+1)
+// E/N)) to [E/N, N C, H], the tokens of source s at [:, s C : (s+1) C];
+// direction 1 (back) is its inverse.
 //
 //===----------------------------------------------------------------------===//
 

@@ -27,12 +27,19 @@
 // read (replicate gathers every parameter whose value is needed): it gets a
 // zero-filled tensor of the whole type.
 //
+// Under expert parallelism a launch whose operands have local types other
+// than its body's (split expert weights, expert-side activations), or whose
+// body holds expert all-to-alls, calls a clone of the body re-typed for
+// them, the all-to-alls lowered to shim calls (LocalBodies.h).
+//
 // The step functions the programs came from (with their DAGs) and the meshes
-// are erased; bodies no program calls are left for symbol-dce.
+// are erased, and so are bodies holding collectives that no call is left to;
+// other bodies no program calls are left for symbol-dce.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CommCalls.h"
+#include "LocalBodies.h"
 #include "ZeroUpdate.h"
 
 #include "piper/Conversion/Passes.h"
@@ -119,6 +126,8 @@ private:
   DenseSet<Value> reduced;
   DenseMap<int64_t, Value> argOf;
   std::map<int64_t, Value> results;
+  /// The local clones of bodies, by body and argument types.
+  DenseMap<std::pair<Operation *, Type>, func::FuncOp> localBodies;
 };
 
 LogicalResult ProgramLowering::run() {
@@ -210,6 +219,8 @@ LogicalResult ProgramLowering::lowerInput(InputOp input) {
   }
   if (shards.count(whole))
     return input.emitError() << "a microbatch of a sharded argument";
+  if (ctx.layout.argSplits.count(input.getIndex()))
+    return input.emitError() << "a microbatch of a split argument";
   // The i-th of n contiguous slices along d, as piper.microbatch reads.
   auto type = cast<RankedTensorType>(input.getType());
   int64_t dim = *input.getDim();
@@ -255,6 +266,26 @@ LogicalResult ProgramLowering::lowerLaunch(LaunchOp launch) {
                << "]; replicate every updated parameter over them";
   }
   if (!anyShard) {
+    // Split expert weights, expert-side activations and in-body
+    // collectives: a clone of the body on the operands' local types.
+    SmallVector<Type> argTypes;
+    for (Value operand : operands)
+      argTypes.push_back(operand.getType());
+    if (TypeRange(argTypes) != callee.getArgumentTypes() ||
+        hasBodyCollectives(callee)) {
+      func::FuncOp &local = localBodies[{
+          callee.getOperation(), builder.getFunctionType(argTypes, {})}];
+      if (!local) {
+        FailureOr<func::FuncOp> clone =
+            cloneLocalBody(callee, argTypes, ctx.mesh, launch);
+        if (failed(clone))
+          return failure();
+        local = *clone;
+      }
+      auto call = func::CallOp::create(builder, loc, local, operands);
+      mapping.map(launch.getResults(), call.getResults());
+      return success();
+    }
     auto call = func::CallOp::create(builder, loc, callee.getSymName(),
                                      launch.getResultTypes(), operands);
     mapping.map(launch.getResults(), call.getResults());
@@ -437,7 +468,11 @@ LogicalResult ProgramLowering::lowerComm(CommOp comm) {
     return failure();
   Location loc = comm.getLoc();
   Value in = mapping.lookup(comm.getValue());
-  auto type = cast<RankedTensorType>(comm.getType());
+  // A reduction runs on what the device holds (a split expert gradient is
+  // its part); all_gather yields the whole tensor.
+  auto type = cast<RankedTensorType>(comm.getKind() == CollectiveKind::AllGather
+                                         ? comm.getType()
+                                         : in.getType());
   Value commValue = i64Constant(builder, loc, index.getInt());
   // Each replica's gradient is of the mean loss over its rows; the global
   // loss is the mean over the R batch replicas.
@@ -552,6 +587,11 @@ struct ProgramToFuncPass
       step->erase();
     for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
       mesh.erase();
+    // Bodies whose collectives only their local clones lower, now uncalled.
+    for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (hasBodyCollectives(fn) &&
+          SymbolTable::symbolKnownUseEmpty(fn, module))
+        fn.erase();
     for (StringRef name : {kBatchAxesAttrName, kCommunicatorsAttrName})
       module->removeAttr(name);
   }

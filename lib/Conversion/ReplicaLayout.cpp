@@ -11,6 +11,8 @@
 #include "piper/Dialect/Piper/IR/PiperAttrs.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <set>
 
@@ -42,16 +44,50 @@ Type flatType(Type global, const FlatShard &shard) {
   return RankedTensorType::get({shard.chunk}, type.getElementType());
 }
 
+Type localType(Type global, const std::map<unsigned, FlatShard> &shards,
+               const std::map<unsigned, TensorSplit> &splits, unsigned index) {
+  if (auto it = shards.find(index); it != shards.end())
+    return flatType(global, it->second);
+  if (auto it = splits.find(index); it != splits.end())
+    return RankedTensorType::get(
+        it->second.localShape, cast<RankedTensorType>(global).getElementType());
+  return global;
+}
+
+/// The split dimensions of a parameter placed by `placement`, if any.
+std::optional<TensorSplit> splitOf(PlacementAttr placement, Type type,
+                                   MeshOp mesh) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!placement || !tensor)
+    return std::nullopt;
+  TensorSplit split;
+  for (auto [dim, axes] : llvm::enumerate(placement.getDims())) {
+    if (axes.empty())
+      continue;
+    std::set<std::string> names;
+    for (Attribute a : axes)
+      names.insert(cast<StringAttr>(a).str());
+    DimSplit d;
+    d.dim = dim;
+    d.axes = inMeshOrder(names, mesh);
+    d.parts = groupSize(d.axes, mesh);
+    if (d.parts > 1)
+      split.dims.push_back(std::move(d));
+  }
+  if (split.dims.empty())
+    return std::nullopt;
+  split.localShape = placement.getLocalShape(tensor.getShape(), mesh);
+  return split;
+}
+
 } // namespace
 
 Type ReplicaLayout::localArgType(unsigned index, Type global) const {
-  auto it = argShards.find(index);
-  return it == argShards.end() ? global : flatType(global, it->second);
+  return localType(global, argShards, argSplits, index);
 }
 
 Type ReplicaLayout::localResultType(unsigned index, Type global) const {
-  auto it = resultShards.find(index);
-  return it == resultShards.end() ? global : flatType(global, it->second);
+  return localType(global, resultShards, resultSplits, index);
 }
 
 ReplicaLayout
@@ -68,6 +104,19 @@ mlir::piper::computeReplicaLayout(func::FuncOp step, MeshOp mesh,
     Type type;
   };
   llvm::StringMap<Zero> zeroOf;
+  // Each split parameter's parts, by name, with its (global) type.
+  llvm::StringMap<std::pair<TensorSplit, Type>> splitOfParam;
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+    auto param = step.getArgAttrOfType<ParamAttr>(i, "piper.param");
+    if (!param || !param.getPlacement())
+      continue;
+    Type type = step.getArgumentTypes()[i];
+    if (std::optional<TensorSplit> split =
+            splitOf(param.getPlacement(), type, mesh)) {
+      layout.argSplits[i] = *split;
+      splitOfParam[param.getName()] = {*split, type};
+    }
+  }
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
     auto param = step.getArgAttrOfType<ParamAttr>(i, "piper.param");
     if (!param || !param.getPlacement() || param.getPlacement().getZero() == 0)
@@ -81,6 +130,10 @@ mlir::piper::computeReplicaLayout(func::FuncOp step, MeshOp mesh,
     shard.members = groupSize(shard.axes, mesh);
     if (shard.members == 1)
       continue;
+    if (splitOfParam.count(param.getName())) {
+      layout.splitAndSharded.push_back(param.getName().str());
+      continue;
+    }
     Type type = step.getArgumentTypes()[i];
     shard.numel = cast<RankedTensorType>(type).getNumElements();
     shard.chunk = (shard.numel + shard.members - 1) / shard.members;
@@ -98,13 +151,30 @@ mlir::piper::computeReplicaLayout(func::FuncOp step, MeshOp mesh,
       return nullptr;
     return &it->second.shard;
   };
-  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
-    if (const FlatShard *shard =
-            stateShard(step.getArgAttrOfType<OptStateAttr>(i, "piper.state"),
-                       step.getArgumentTypes()[i]))
+  // Moments have the parameter's type and split; the step counter does not.
+  auto stateSplit = [&](OptStateAttr state, Type type) -> const TensorSplit * {
+    if (!state)
+      return nullptr;
+    auto it = splitOfParam.find(state.getParam());
+    if (it == splitOfParam.end() || type != it->second.second)
+      return nullptr;
+    return &it->second.first;
+  };
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+    auto state = step.getArgAttrOfType<OptStateAttr>(i, "piper.state");
+    Type type = step.getArgumentTypes()[i];
+    if (const FlatShard *shard = stateShard(state, type))
       layout.argShards[i] = *shard;
+    else if (const TensorSplit *split = stateSplit(state, type))
+      layout.argSplits[i] = *split;
+  }
   for (unsigned j = 0, e = step.getNumResults(); j < e; ++j) {
     Type type = step.getResultTypes()[j];
+    if (const TensorSplit *split = stateSplit(
+            step.getResultAttrOfType<OptStateAttr>(j, "piper.state"), type)) {
+      layout.resultSplits[j] = *split;
+      continue;
+    }
     if (const FlatShard *shard = stateShard(
             step.getResultAttrOfType<OptStateAttr>(j, "piper.state"), type)) {
       layout.resultShards[j] = *shard;
@@ -113,6 +183,11 @@ mlir::piper::computeReplicaLayout(func::FuncOp step, MeshOp mesh,
     auto updated = step.getResultAttrOfType<StringAttr>(j, "piper.updated");
     if (!updated)
       continue;
+    if (auto it = splitOfParam.find(updated.getValue());
+        it != splitOfParam.end()) {
+      layout.resultSplits[j] = it->second.first;
+      continue;
+    }
     auto it = zeroOf.find(updated.getValue());
     if (it != zeroOf.end() && it->second.stage == 3)
       layout.resultShards[j] = it->second.shard;
@@ -150,11 +225,11 @@ mlir::piper::annotateCommunicators(ModuleOp module) {
   module->setAttr(kBatchAxesAttrName, b.getArrayAttr(names));
 
   std::set<CommKey> keys;
-  auto keyOf = [&](CommOp comm) {
+  auto keyOf = [&](ArrayAttr commAxes, StringRef stream) {
     std::set<std::string> axes;
-    for (Attribute a : comm.getAxes())
+    for (Attribute a : commAxes)
       axes.insert(cast<StringAttr>(a).str());
-    return CommKey{inMeshOrder(axes, mesh), comm.getStream().str()};
+    return CommKey{inMeshOrder(axes, mesh), stream.str()};
   };
   WalkResult walk = module.walk([&](CommOp comm) {
     if (comm.getKind() == CollectiveKind::AllToAll) {
@@ -164,11 +239,24 @@ mlir::piper::annotateCommunicators(ModuleOp module) {
                           "are)";
       return WalkResult::interrupt();
     }
-    keys.insert(keyOf(comm));
+    keys.insert(keyOf(comm.getAxes(), comm.getStream()));
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
     return failure();
+  // The collectives inside the bodies the programs launch (expert
+  // all-to-alls): each runs on the communicator of its axes and stream.
+  SymbolTable symbols(module);
+  SmallVector<CollectiveOp> inBodies;
+  llvm::SmallPtrSet<Operation *, 16> bodies;
+  for (ProgramOp program : programs)
+    program.walk([&](LaunchOp launch) {
+      auto body = symbols.lookup<func::FuncOp>(launch.getCallee());
+      if (body && bodies.insert(body).second)
+        body.walk([&](CollectiveOp op) { inBodies.push_back(op); });
+    });
+  for (CollectiveOp op : inBodies)
+    keys.insert(keyOf(op.getAxes(), op.getStream()));
   SmallVector<CommKey> list(keys.begin(), keys.end());
   SmallVector<Attribute> entries;
   for (const CommKey &key : list) {
@@ -180,8 +268,14 @@ mlir::piper::annotateCommunicators(ModuleOp module) {
   }
   module->setAttr(kCommunicatorsAttrName, b.getArrayAttr(entries));
   module.walk([&](CommOp comm) {
-    auto index = llvm::find(list, keyOf(comm)) - list.begin();
+    auto index = llvm::find(list, keyOf(comm.getAxes(), comm.getStream())) -
+                 list.begin();
     comm->setAttr(kCommIndexAttrName, b.getI64IntegerAttr(index));
   });
+  for (CollectiveOp op : inBodies) {
+    auto index =
+        llvm::find(list, keyOf(op.getAxes(), op.getStream())) - list.begin();
+    op->setAttr(kCommIndexAttrName, b.getI64IntegerAttr(index));
+  }
   return list;
 }

@@ -191,6 +191,19 @@ llvm::json::Object shardJSON(const FlatShard &shard) {
                             {"chunk", shard.chunk}};
 }
 
+/// A tensor's split dimensions as plan.json describes them.
+llvm::json::Array splitJSON(const TensorSplit &split) {
+  llvm::json::Array dims;
+  for (const DimSplit &d : split.dims) {
+    llvm::json::Array axes;
+    for (const std::string &axis : d.axes)
+      axes.push_back(axis);
+    dims.push_back(llvm::json::Object{
+        {"dim", d.dim}, {"axes", std::move(axes)}, {"parts", d.parts}});
+  }
+  return dims;
+}
+
 FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
                                             ArrayRef<ArgumentInfo> modelArgs,
                                             ArrayRef<ProgramOp> programs,
@@ -225,6 +238,12 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
       batchAxes.push_back(cast<StringAttr>(a).str());
   ReplicaLayout layout =
       computeReplicaLayout(step, *module.getOps<MeshOp>().begin(), batchAxes);
+  if (!layout.splitAndSharded.empty())
+    return step.emitError()
+           << "piper-compile: parameter '" << layout.splitAndSharded.front()
+           << "' is split over mesh axes and ZeRO-sharded over others; "
+              "the native lowering holds split parameters whole per part "
+              "(use zero = 0 for them)";
   llvm::json::Array batch;
   for (const std::string &axis : batchAxes)
     batch.push_back(axis);
@@ -290,6 +309,8 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
     }
     if (auto it = layout.argShards.find(i); it != layout.argShards.end())
       entry["shard"] = shardJSON(it->second);
+    if (auto it = layout.argSplits.find(i); it != layout.argSplits.end())
+      entry["split"] = splitJSON(it->second);
     args.push_back(std::move(entry));
   }
   manifest["arguments"] = std::move(args);
@@ -317,6 +338,8 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
     }
     if (auto it = layout.resultShards.find(j); it != layout.resultShards.end())
       entry["shard"] = shardJSON(it->second);
+    if (auto it = layout.resultSplits.find(j); it != layout.resultSplits.end())
+      entry["split"] = splitJSON(it->second);
     results.push_back(std::move(entry));
   }
   manifest["results"] = std::move(results);

@@ -30,7 +30,9 @@
 // them in the same order. Inputs are copied into contiguous staging first
 // (they may be strided slices); reduce_scatter zero-pads the flattened
 // gradient to members x chunk elements, and all_gather keeps the whole
-// tensor's elements of the gathered chunks.
+// tensor's elements of the gathered chunks. all_to_all moves expert
+// buffers (CommCalls.h): blocks of contiguous experts out, the received
+// blocks interleaved along the slot dimension.
 //
 //===----------------------------------------------------------------------===//
 
@@ -256,6 +258,69 @@ void shard(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
               chunk * elt);
 }
 
+/// Expert parallelism's exchange among the N members of communicator
+/// `index`. Direction 0 (to the experts' owners): `in` is [E, C, R...]
+/// (this member's tokens for every expert); block j, experts [j E/N, (j+1)
+/// E/N), goes to member j, and `out` [E/N, N C, R...] holds at [e, s C + c]
+/// what source s sent for expert e, slot c. Direction 1 (back): `in` is
+/// [E/N, N C, R...]; block j is [:, j C : (j+1) C] and the received blocks,
+/// concatenated along dim 0, are `out` [E, C, R...].
+void allToAll(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
+              int64_t direction, piper_rt_dtype dtype, size_t elt) {
+  piper_rt_comm comm = commAt(index, "all_to_all");
+  if (!comm)
+    return;
+  int members = 1;
+  piper_rt_comm_size(comm, &members);
+  View in = view(rin, din), out = view(rout, dout);
+  const View &tokens = direction == 0 ? in : out;
+  if (tokens.rank < 2 || tokens.sizes[0] % members != 0) {
+    if (state.error.empty())
+      state.error = "all_to_all (communicator #" + std::to_string(index) +
+                    "): the buffer does not split into " +
+                    std::to_string(members) + " expert groups";
+    return;
+  }
+  int64_t n = members;
+  int64_t local = tokens.sizes[0] / n, slots = tokens.sizes[1];
+  int64_t row = 1; // elements of one slot
+  for (int64_t d = 2; d < tokens.rank; ++d)
+    row *= tokens.sizes[d];
+  int64_t block = local * slots * row;
+  size_t bytes = static_cast<size_t>(block * n) * elt;
+  size_t piece = static_cast<size_t>(slots * row) * elt;
+  std::vector<uint64_t> sendBuf(bytes / 8 + 1), recvBuf(bytes / 8 + 1);
+  char *send = reinterpret_cast<char *>(sendBuf.data());
+  char *recv = reinterpret_cast<char *>(recvBuf.data());
+  char *result = out.aligned + out.offset * elt;
+  if (direction == 0) {
+    // [E, C, R] row-major is already block j = the experts of member j.
+    gather(in, elt, send);
+  } else {
+    // [E/N, N C, R]: block j = [:, j C : (j+1) C].
+    std::vector<uint64_t> whole(bytes / 8 + 1);
+    char *w = reinterpret_cast<char *>(whole.data());
+    gather(in, elt, w);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t e = 0; e < local; ++e)
+        std::memcpy(send + (j * local + e) * piece, w + (e * n + j) * piece,
+                    piece);
+  }
+  if (piper_rt_all_to_all(comm, send, recv, static_cast<size_t>(block),
+                          dtype) != PIPER_RT_OK ||
+      piper_rt_stream_synchronize(state.commStreams[index]) != PIPER_RT_OK)
+    return recordCollective("all_to_all", index);
+  if (direction == 0) {
+    // recv [s][e][c] to out [e][s C + c].
+    for (int64_t s = 0; s < n; ++s)
+      for (int64_t e = 0; e < local; ++e)
+        std::memcpy(result + (e * n + s) * piece,
+                    recv + (s * local + e) * piece, piece);
+  } else {
+    std::memcpy(result, recv, bytes);
+  }
+}
+
 } // namespace
 
 bool piper::run::commStart(piper_rt_context context, std::string &error) {
@@ -402,6 +467,14 @@ void piper::run::commStop() {
       __attribute__((visibility("default"))) void piper_comm_shard_##SUFFIX(   \
           int64_t rin, void *din, int64_t rout, void *dout, int64_t comm) {    \
     shard(rin, din, rout, dout, comm, DTYPE, sizeof(TYPE));                    \
+  }                                                                            \
+  extern "C" __attribute__((visibility(                                        \
+      "default"))) void piper_comm_all_to_all_##SUFFIX(int64_t rin, void *din, \
+                                                       int64_t rout,           \
+                                                       void *dout,             \
+                                                       int64_t comm,           \
+                                                       int64_t direction) {    \
+    allToAll(rin, din, rout, dout, comm, direction, DTYPE, sizeof(TYPE));      \
   }
 PIPER_COLLECTIVE_SHIMS(f32, PIPER_RT_F32, float)
 PIPER_COLLECTIVE_SHIMS(f64, PIPER_RT_F64, double)

@@ -54,6 +54,23 @@ bool parseTensor(const llvm::json::Value &value, TensorInfo &info,
       }
       info.shard = info2;
     }
+  if (const llvm::json::Object *object = value.getAsObject())
+    if (const llvm::json::Array *splits = object->getArray("split")) {
+      for (auto [k, entry] : llvm::enumerate(*splits)) {
+        llvm::json::Path at = path.field("split").index(k);
+        llvm::json::ObjectMapper split(entry, at);
+        SplitInfo s;
+        if (!split || !split.map("dim", s.dim) || !split.map("axes", s.axes) ||
+            !split.map("parts", s.parts))
+          return false;
+        if (s.dim < 0 || static_cast<size_t>(s.dim) >= info.shape.size() ||
+            s.parts < 1 || info.shape[s.dim] % s.parts != 0) {
+          at.report("parts do not divide the dimension");
+          return false;
+        }
+        info.split.push_back(std::move(s));
+      }
+    }
   if (!parseDType(dtype, info.dtype)) {
     path.field("dtype").report("unsupported dtype (f32, f64 or i64)");
     return false;

@@ -33,6 +33,15 @@ struct ShardInfo {
   int64_t members = 1, chunk = 0;
 };
 
+/// A dimension split into `parts` over `axes` (mesh order): a device holds
+/// part p, its row-major index over the axes, of size shape[dim] / parts
+/// (expert parallelism, ReplicaLayout.h).
+struct SplitInfo {
+  int64_t dim = 0;
+  std::vector<std::string> axes;
+  int64_t parts = 1;
+};
+
 /// One argument or result of the step function.
 struct TensorInfo {
   int64_t index = 0;
@@ -50,6 +59,8 @@ struct TensorInfo {
   int64_t updates = -1;
   /// Held as flat shards (ZeRO), or whole.
   std::optional<ShardInfo> shard;
+  /// Held as parts of split dimensions, or whole.
+  std::vector<SplitInfo> split;
 
   int64_t numel() const {
     int64_t n = 1;
@@ -57,8 +68,22 @@ struct TensorInfo {
       n *= d;
     return n;
   }
+  /// The shape of one device's part.
+  std::vector<int64_t> localShape() const {
+    std::vector<int64_t> local = shape;
+    for (const SplitInfo &s : split)
+      local[s.dim] /= s.parts;
+    return local;
+  }
   /// Elements one device holds.
-  int64_t localNumel() const { return shard ? shard->chunk : numel(); }
+  int64_t localNumel() const {
+    if (shard)
+      return shard->chunk;
+    int64_t n = 1;
+    for (int64_t d : localShape())
+      n *= d;
+    return n;
+  }
   size_t elementSize() const { return dtype == DType::F32 ? 4 : 8; }
 };
 

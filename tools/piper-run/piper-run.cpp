@@ -43,6 +43,7 @@
 #include <csignal>
 #include <cstring>
 #include <dlfcn.h>
+#include <set>
 
 using namespace piper;
 using namespace piper::run;
@@ -93,7 +94,7 @@ struct Buffer {
   void allocate(const TensorInfo &t) {
     info = &t;
     std::vector<int64_t> shape =
-        t.shard ? std::vector<int64_t>{t.shard->chunk} : t.shape;
+        t.shard ? std::vector<int64_t>{t.shard->chunk} : t.localShape();
     size_t bytes = static_cast<size_t>(t.localNumel()) * t.elementSize();
     storage.assign((bytes + 7) / 8 + 1, 0);
     int64_t rank = static_cast<int64_t>(shape.size());
@@ -138,6 +139,32 @@ std::pair<int64_t, int64_t> indexAlong(const Plan &plan,
       size *= axis.second;
     }
   return {index, size};
+}
+
+/// The device's part along each split dimension of `t`.
+std::vector<int64_t> partsOf(const Plan &plan, const TensorInfo &t,
+                             const std::vector<int64_t> &coords) {
+  std::vector<int64_t> parts;
+  for (const SplitInfo &s : t.split)
+    parts.push_back(indexAlong(plan, coords, s.axes).first);
+  return parts;
+}
+
+/// The whole tensor's flat index of element `i` of part `parts` of `t`.
+int64_t globalIndex(const TensorInfo &t, const std::vector<int64_t> &parts,
+                    int64_t i) {
+  std::vector<int64_t> local = t.localShape();
+  std::vector<int64_t> index(local.size());
+  for (int64_t d = static_cast<int64_t>(local.size()) - 1; d >= 0; --d) {
+    index[d] = i % local[d];
+    i /= local[d];
+  }
+  for (auto [k, s] : llvm::enumerate(t.split))
+    index[s.dim] += parts[k] * local[s.dim];
+  int64_t at = 0;
+  for (size_t d = 0; d < index.size(); ++d)
+    at = at * t.shape[d] + index[d];
+  return at;
 }
 
 } // namespace
@@ -302,6 +329,13 @@ int main(int argc, char **argv) {
             chunk[i] = value.data[at];
         }
         value.data = std::move(chunk);
+      } else if (!arg.split.empty()) {
+        // This device's part of the split dimensions.
+        std::vector<int64_t> parts = partsOf(plan, arg, coordsOf[rank]);
+        std::vector<double> part(arg.localNumel());
+        for (int64_t i = 0; i < arg.localNumel(); ++i)
+          part[i] = value.data[globalIndex(arg, parts, i)];
+        value.data = std::move(part);
       }
       buffer.setFloats(value.data);
     }
@@ -429,7 +463,22 @@ int main(int argc, char **argv) {
       if (holder < 0)
         continue;
       std::vector<int> sources = {holder};
-      if (arg.shard) {
+      if (!arg.split.empty()) {
+        // One device per part: those differing from the holder only on the
+        // split axes, in rank order.
+        sources.clear();
+        std::set<std::vector<int64_t>> seen;
+        for (size_t r = 0; r < coordsOf.size(); ++r) {
+          bool same = true;
+          for (auto [a, axis] : llvm::enumerate(plan.meshAxes))
+            if (llvm::none_of(arg.split, [&](const SplitInfo &s) {
+                  return llvm::is_contained(s.axes, axis.first);
+                }))
+              same &= coordsOf[r][a] == coordsOf[holder][a];
+          if (same && seen.insert(partsOf(plan, arg, coordsOf[r])).second)
+            sources.push_back(static_cast<int>(r));
+        }
+      } else if (arg.shard) {
         sources.assign(arg.shard->members, -1);
         for (size_t r = 0; r < coordsOf.size(); ++r) {
           bool same = true;
@@ -442,6 +491,8 @@ int main(int argc, char **argv) {
         }
       }
       std::vector<double> whole;
+      if (!arg.split.empty())
+        whole.assign(arg.numel(), 0.0);
       for (int from : sources) {
         Buffer piece;
         piece.allocate(arg);
@@ -456,6 +507,12 @@ int main(int argc, char **argv) {
                 error))
           return fail("--params-out: " + error);
 #endif
+        if (!arg.split.empty()) {
+          std::vector<int64_t> parts = partsOf(plan, arg, coordsOf[from]);
+          for (int64_t i = 0; i < arg.localNumel(); ++i)
+            whole[globalIndex(arg, parts, i)] = piece.floatAt(i);
+          continue;
+        }
         for (int64_t i = 0; i < arg.localNumel(); ++i)
           whole.push_back(piece.floatAt(i));
       }

@@ -22,6 +22,12 @@
 //   the row-major flattening, zero-padded to N chunks of ceil(numel / N)
 //   elements, N the product of the sizes of the parameter's replicated axes
 //   and k the device's index in that group.
+// - Split tensors (expert parallelism): a parameter whose placement splits
+//   a dimension over mesh axes (expert weights on dim 0 over ep), its
+//   optimizer moments and its updated value are held as the device's part:
+//   dim d has size / P, P the product of the axes' sizes, and the device
+//   holds part p (its row-major index over those axes), elements
+//   [p size/P, (p+1) size/P) of dim d (PlacementAttr::getLocalShape).
 //
 // piper-compile computes both for the whole module (every program), writes
 // them into plan.json and onto the module (the attributes below) before it
@@ -71,12 +77,30 @@ struct CommKey {
   }
 };
 
+/// One split dimension of a tensor: `parts` parts over `axes` (mesh order).
+struct DimSplit {
+  unsigned dim = 0;
+  SmallVector<std::string> axes;
+  int64_t parts = 1;
+};
+
+/// A tensor held as the device's part of its split dimensions.
+struct TensorSplit {
+  SmallVector<DimSplit> dims;
+  /// The part's shape.
+  SmallVector<int64_t> localShape;
+};
+
 struct ReplicaLayout {
   /// Batch axes in mesh order, and the product of their sizes.
   SmallVector<std::string> batchAxes;
   int64_t batchReplicas = 1;
   /// Step arguments and results held as flat shards.
   std::map<unsigned, FlatShard> argShards, resultShards;
+  /// Step arguments and results held as parts of split dimensions.
+  std::map<unsigned, TensorSplit> argSplits, resultSplits;
+  /// Parameters both split and ZeRO-sharded (not lowered).
+  SmallVector<std::string> splitAndSharded;
 
   /// The type a device holds for step argument `index` of type `global`.
   Type localArgType(unsigned index, Type global) const;

@@ -1,0 +1,256 @@
+//===- LocalBodies.cpp - Task bodies on a device's local types ------------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "LocalBodies.h"
+#include "CommCalls.h"
+
+#include "piper/Conversion/ReplicaLayout.h"
+#include "piper/Dialect/Piper/IR/PiperOps.h"
+
+using namespace mlir;
+using namespace mlir::piper;
+
+namespace {
+
+/// The product of the sizes of `axes` of `mesh`.
+int64_t groupSize(ArrayAttr axes, MeshOp mesh) {
+  int64_t size = 1;
+  for (MeshAxisAttr axis : mesh.getAxisList())
+    if (llvm::any_of(axes, [&](Attribute a) {
+          return cast<StringAttr>(a).getValue() == axis.getName();
+        }))
+      size *= axis.getSize();
+  return size;
+}
+
+/// [E, C, ...] to [E / n, n C, ...]; null if E does not divide.
+RankedTensorType expertSide(RankedTensorType type, int64_t n) {
+  if (type.getRank() < 2 || type.getDimSize(0) % n != 0)
+    return nullptr;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] /= n;
+  shape[1] *= n;
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+/// Whether `op` computes elementwise on operands of one type.
+bool isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, ReluOp, GeluOp, SiluOp>(op) ||
+         op->hasTrait<OpTrait::SameOperandsAndResultType>();
+}
+
+/// The tensors an optimizer update reads and writes elementwise.
+SmallVector<Value> updateOperands(Operation *op) {
+  if (auto adamw = dyn_cast<AdamWUpdateOp>(op))
+    return {adamw.getParam(), adamw.getGrad(), adamw.getExpAvg(),
+            adamw.getExpAvgSq()};
+  if (auto sgd = dyn_cast<SgdUpdateOp>(op))
+    return {sgd.getParam(), sgd.getGrad(), sgd.getMomentumBuffer()};
+  return {};
+}
+
+class Retyper {
+public:
+  Retyper(func::FuncOp clone, func::FuncOp body, MeshOp mesh, Operation *at)
+      : clone(clone), body(body), mesh(mesh), at(at) {}
+
+  LogicalResult run(ArrayRef<Type> argTypes);
+
+private:
+  bool changed(Value v) const { return v.getType() != original.lookup(v); }
+  LogicalResult lowerCollective(CollectiveOp op);
+  LogicalResult retype(Operation *op);
+  /// All of `values` must share one type; it is returned (null on error).
+  Type commonType(Operation *op, ArrayRef<Value> values);
+  InFlightDiagnostic error(Operation *op) {
+    InFlightDiagnostic diag = at->emitError();
+    diag.attachNote(op->getLoc()) << "in the body, here";
+    return diag;
+  }
+  StringRef launchName() {
+    if (auto launch = dyn_cast<LaunchOp>(at))
+      return launch.getName();
+    return body.getSymName();
+  }
+
+  func::FuncOp clone, body;
+  MeshOp mesh;
+  Operation *at;
+  /// Every value's type in the body the DAG called.
+  DenseMap<Value, Type> original;
+};
+
+LogicalResult Retyper::run(ArrayRef<Type> argTypes) {
+  clone.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      original[result] = result.getType();
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          original[arg] = arg.getType();
+  });
+  Block &entry = clone.getBody().front();
+  for (auto [arg, type] : llvm::zip(entry.getArguments(), argTypes))
+    arg.setType(type);
+  // Post-order: operands are typed before their users, the ops of an
+  // annotate before the annotate.
+  SmallVector<Operation *> ops;
+  clone.walk([&](Operation *op) {
+    if (op != clone.getOperation())
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    LogicalResult result = success();
+    if (auto collective = dyn_cast<CollectiveOp>(op))
+      result = lowerCollective(collective);
+    else
+      result = retype(op);
+    if (failed(result))
+      return failure();
+  }
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  clone.setFunctionType(
+      FunctionType::get(clone.getContext(), argTypes, ret.getOperandTypes()));
+  return success();
+}
+
+Type Retyper::commonType(Operation *op, ArrayRef<Value> values) {
+  Type type = values.front().getType();
+  for (Value v : values)
+    if (v.getType() != type) {
+      error(op) << "cannot run '" << launchName() << "' on local types: '"
+                << op->getName() << "' in @" << body.getSymName()
+                << " would mix " << type << " and " << v.getType();
+      return nullptr;
+    }
+  return type;
+}
+
+LogicalResult Retyper::retype(Operation *op) {
+  if (isa<YieldOp, func::ReturnOp>(op))
+    return success();
+  if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+    Operation *yield = annotate.getBody().front().getTerminator();
+    for (auto [result, value] :
+         llvm::zip(annotate->getResults(), yield->getOperands()))
+      result.setType(value.getType());
+    return success();
+  }
+  auto changedOperand =
+      llvm::find_if(op->getOperands(), [&](Value v) { return changed(v); });
+  if (changedOperand == op->getOperands().end())
+    return success();
+
+  if (auto vjp = dyn_cast<VJPOp>(op)) {
+    for (auto [wrt, result] : llvm::zip(vjp.getWrt(), vjp.getResults()))
+      result.setType(vjp.getPrimals()[wrt].getType());
+    return success();
+  }
+  if (auto ffn = dyn_cast<ExpertFfnOp>(op)) {
+    ffn.getResult().setType(ffn.getBuf().getType());
+    return success();
+  }
+  SmallVector<Value> operands = updateOperands(op);
+  if (operands.empty() && isElementwise(op))
+    operands.assign(op->operand_begin(), op->operand_end());
+  if (!operands.empty()) {
+    Type type = commonType(op, operands);
+    if (!type)
+      return failure();
+    for (Value result : op->getResults())
+      if (isa<RankedTensorType>(result.getType()))
+        result.setType(type);
+    return success();
+  }
+  Value v = *changedOperand;
+  return error(op) << "cannot run '" << launchName() << "' on local types: '"
+                   << op->getName() << "' in @" << body.getSymName()
+                   << " reads " << v.getType() << " where the body has "
+                   << original.lookup(v)
+                   << " (only all_to_all, piper.vjp, piper.expert_ffn, "
+                      "elementwise ops and updates follow local types)";
+}
+
+LogicalResult Retyper::lowerCollective(CollectiveOp op) {
+  if (op.getKind() != CollectiveKind::AllToAll)
+    return error(op) << "cannot lower '" << op.getName() << "' in @"
+                     << body.getSymName() << ": only all_to_all (expert "
+                     << "parallelism) is lowered inside bodies, not "
+                     << stringifyCollectiveKind(op.getKind());
+  auto index = op->getAttrOfType<IntegerAttr>(kCommIndexAttrName);
+  if (!index)
+    return error(op) << "cannot lower '" << op.getName()
+                     << "': no communicator index (piper-compile numbers "
+                        "them)";
+  auto tokenSide = cast<RankedTensorType>(original.lookup(op.getResult()));
+  int64_t members = groupSize(op.getAxes(), mesh);
+  RankedTensorType experts = expertSide(tokenSide, members);
+  if (!experts)
+    return error(op) << "cannot lower '" << op.getName() << "': its buffer "
+                     << tokenSide << " does not split into " << members
+                     << " expert groups along dim 0";
+  Type in = op.getValue().getType();
+  // Unchanged operand: to the experts' owners; expert-side: back.
+  int64_t direction;
+  Type out;
+  if (!changed(op.getValue())) {
+    direction = 0;
+    out = experts;
+  } else if (in == experts) {
+    direction = 1;
+    out = tokenSide;
+  } else {
+    return error(op) << "cannot lower '" << op.getName() << "': its operand is "
+                     << in << ", neither token-side " << tokenSide
+                     << " nor expert-side " << experts;
+  }
+  FailureOr<StringRef> suffix = commSuffix(op, in, /*allowInteger=*/false);
+  if (failed(suffix))
+    return failure();
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  auto module = clone->getParentOfType<ModuleOp>();
+  Value result =
+      callShim(builder, loc, module, ("piper_comm_all_to_all_" + *suffix).str(),
+               {op.getValue()}, {out},
+               {i64Constant(builder, loc, index.getInt()),
+                i64Constant(builder, loc, direction)})
+          .front();
+  original[result] = tokenSide;
+  op.getResult().replaceAllUsesWith(result);
+  op.erase();
+  return success();
+}
+
+} // namespace
+
+bool mlir::piper::hasBodyCollectives(func::FuncOp body) {
+  return body.walk([](CollectiveOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+FailureOr<func::FuncOp> mlir::piper::cloneLocalBody(func::FuncOp body,
+                                                    ArrayRef<Type> argTypes,
+                                                    MeshOp mesh,
+                                                    Operation *at) {
+  auto module = body->getParentOfType<ModuleOp>();
+  // A fresh name: `<body>.local`, `<body>.local_1`, ...
+  std::string name = (body.getSymName() + ".local").str();
+  for (int i = 1; module.lookupSymbol(name); ++i)
+    name = (body.getSymName() + ".local_" + Twine(i)).str();
+  OpBuilder builder(body);
+  builder.setInsertionPointAfter(body);
+  auto clone = cast<func::FuncOp>(builder.clone(*body.getOperation()));
+  clone.setSymName(name);
+  clone.setPrivate();
+  if (failed(Retyper(clone, body, mesh, at).run(argTypes))) {
+    clone.erase();
+    return failure();
+  }
+  return clone;
+}
