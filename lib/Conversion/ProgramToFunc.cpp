@@ -370,9 +370,11 @@ LogicalResult ProgramLowering::lowerLaunch(LaunchOp launch) {
                     .front();
       shards[operand] = groupShard;
     }
-    for (unsigned i : group)
-      argTypes[i] = operands[i].getType();
   }
+  // Every argument as the device holds it: chunks, split parts (experts),
+  // whole tensors.
+  for (auto [i, operand] : llvm::enumerate(operands))
+    argTypes[i] = operand.getType();
   FailureOr<func::FuncOp> clone = cloneUpdateBody(callee, argTypes, launch);
   if (failed(clone))
     return failure();
@@ -487,15 +489,26 @@ LogicalResult ProgramLowering::lowerComm(CommOp comm) {
     }
   group.numel = type.getNumElements();
   group.chunk = (group.numel + group.members - 1) / group.members;
-  std::string kind = stringifyCollectiveKind(comm.getKind()).str();
+  CollectiveKind collective = comm.getKind();
+  // ZeRO over a group of one device shards nothing: the reduce-scatter is a
+  // (scaling) all-reduce and the all-gather of the update is the update.
+  if (group.members == 1 && !shards.count(in)) {
+    if (collective == CollectiveKind::AllGather) {
+      mapping.map(comm.getResult(), in);
+      return success();
+    }
+    if (collective == CollectiveKind::ReduceScatter)
+      collective = CollectiveKind::AllReduce;
+  }
+  std::string kind = stringifyCollectiveKind(collective).str();
   std::string name = "piper_comm_" + kind + "_" + suffix->str();
-  switch (comm.getKind()) {
+  switch (collective) {
   case CollectiveKind::AllReduce:
   case CollectiveKind::ReduceScatter: {
     if (shards.count(in))
       return comm.emitError() << "cannot lower '" << comm.getName()
                               << "': its operand is already a ZeRO shard";
-    bool scatter = comm.getKind() == CollectiveKind::ReduceScatter;
+    bool scatter = collective == CollectiveKind::ReduceScatter;
     Type outType = scatter ? Type(chunkType(group, type)) : Type(type);
     Value out = callShim(builder, loc, ctx.module, name, {in}, {outType},
                          {commValue, scale})

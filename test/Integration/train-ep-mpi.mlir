@@ -40,6 +40,17 @@
 // RUN: %mpiexec -np 4 piper-run %t/ppep.plan --steps=5 --params-out=%t/ppep.params > %t/ppep.txt
 // RUN: %numdiff %t/moe4.txt %t/ppep.txt && %numdiff %t/moe4.params %t/ppep.params
 
+// DualPipeV x EP2 on 4 ranks (the quickstart's run): a 4-layer MoE in 4
+// stages folded into a V over pp = 2, experts over ep = 2, dense layers
+// ZeRO-1 over dp x ep (2 chunks; the experts' ZeRO-1 over dp = 1 is a
+// plain reduction), 4 microbatches: global batch 2 x 4 = 8.
+// RUN: piper-gen --model=moe --config=tiny-moe --layers=4 --dtype=f64 --mesh=dp=1 --batch=8 -o %t/moe8.mlir
+// RUN: piper-interp %t/moe8.mlir --steps=5 --optimizer=adamw --params-out=%t/moe8.params > %t/moe8.txt
+// RUN: piper-gen --model=moe --config=tiny-moe --layers=4 --pp=4 --dtype=f64 --mesh=dp=1,pp=2,ep=2 --batch=1 -o %t/dpvep.mlir
+// RUN: piper-compile %t/dpvep.mlir --directives=%S/../../examples/strategies/tiny-moe-dualpipev-pp2-ep2.json -o %t/dpvep.plan
+// RUN: %mpiexec -np 4 piper-run %t/dpvep.plan --steps=5 --params-out=%t/dpvep.params > %t/dpvep.txt
+// RUN: %numdiff %t/moe8.txt %t/dpvep.txt && %numdiff %t/moe8.params %t/dpvep.params
+
 // CHECK: step 1 loss
 // CHECK-NOT: step 1 loss
 // CHECK: step 5 loss
