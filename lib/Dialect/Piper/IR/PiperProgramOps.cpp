@@ -37,6 +37,35 @@ static StringAttr getInstructionStream(Operation *op) {
 // ProgramOp
 //===----------------------------------------------------------------------===//
 
+/// Checks the `buffers` of one instruction against its program's buffer
+/// table: present exactly when the table is, one per result, in range.
+static LogicalResult
+verifyInstructionBuffers(Operation *op,
+                         std::optional<ArrayRef<int64_t>> table) {
+  if (!isa<InputOp, LaunchOp, RecvOp, CommOp, SumOp>(op))
+    return success();
+  auto buffers = op->getAttrOfType<DenseI64ArrayAttr>("buffers");
+  if (!table) {
+    if (buffers)
+      return op->emitOpError()
+             << "names buffers, but its program has no buffer table "
+                "(`buffers [...]`)";
+    return success();
+  }
+  if (!buffers)
+    return op->emitOpError() << "names no buffers, but its program has a "
+                                "buffer table; every result needs one";
+  if (buffers.size() != (int64_t)op->getNumResults())
+    return op->emitOpError() << "names " << buffers.size() << " buffers for "
+                             << op->getNumResults() << " results";
+  for (int64_t buffer : buffers.asArrayRef())
+    if (buffer < 0 || buffer >= (int64_t)table->size())
+      return op->emitOpError()
+             << "names buffer " << buffer << ", but the program has "
+             << table->size() << " buffers";
+  return success();
+}
+
 bool ProgramOp::hasStream(StringRef stream) {
   return llvm::is_contained(getStreams().getAsValueRange<StringAttr>(), stream);
 }
@@ -48,8 +77,26 @@ LogicalResult ProgramOp::verify() {
   for (StringRef stream : getStreams().getAsValueRange<StringAttr>())
     if (!streams.insert(stream).second)
       return emitOpError() << "declares stream \"" << stream << "\" twice";
+  std::optional<ArrayRef<int64_t>> table = getBufferBytes();
+  if (table) {
+    for (auto [i, bytes] : llvm::enumerate(*table))
+      if (bytes < 0)
+        return emitOpError() << "buffer " << i << " has " << bytes
+                             << " bytes; buffer sizes must be non-negative";
+  }
+  if (std::optional<int64_t> persistent = getPersistentBuffers()) {
+    if (!table)
+      return emitOpError() << "declares persistent buffers without a buffer "
+                              "table (`buffers [...]`)";
+    if (*persistent < 0 || *persistent > (int64_t)table->size())
+      return emitOpError() << "declares " << *persistent
+                           << " persistent buffers, but has " << table->size()
+                           << " buffers";
+  }
   llvm::DenseMap<int64_t, RecordOp> recorded;
   for (Operation &op : getBody().front()) {
+    if (failed(verifyInstructionBuffers(&op, table)))
+      return failure();
     if (!isa<InputOp, OutputOp, LaunchOp, SendOp, RecvOp, CommOp, RecordOp,
              WaitOp, SumOp>(op))
       return op.emitOpError()

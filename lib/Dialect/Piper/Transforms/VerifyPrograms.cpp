@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "piper/Dialect/Piper/Transforms/Buffers.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
 #include "piper/Dialect/Piper/Transforms/Programs.h"
 
@@ -68,8 +69,27 @@ std::string describe(Operation *op) {
            << "' (" << comm.getValue().getType() << ")";
       })
       .Case([&](WaitOp wait) { os << "wait for event " << wait.getEvent(); })
+      .Case(
+          [&](LaunchOp launch) { os << "launch '" << launch.getName() << "'"; })
+      .Case([&](SumOp sum) { os << "sum '" << sum.getName() << "'"; })
+      .Case([&](InputOp input) {
+        os << "input " << input.getIndex();
+        if (input.getMicrobatch())
+          os << " (microbatch " << *input.getMicrobatch() << ")";
+      })
+      .Case([&](OutputOp output) { os << "output " << output.getIndex(); })
       .Default([&](Operation *op) { os << op->getName(); });
   return text;
+}
+
+/// `result #1 of launch 'F'`, `recv 'x' (from @b, tag 1)`: a value as
+/// diagnostics name it.
+std::string describeValue(Value value) {
+  auto result = cast<OpResult>(value);
+  if (result.getOwner()->getNumResults() == 1)
+    return describe(result.getOwner());
+  return "result #" + std::to_string(result.getResultNumber()) + " of " +
+         describe(result.getOwner());
 }
 
 /// The members of one communicator: the collectives each member program
@@ -93,9 +113,12 @@ public:
 
   LogicalResult run() {
     if (failed(matchMessages()) || failed(checkEvents()) ||
-        failed(matchCollectives()))
+        failed(matchCollectives()) || failed(simulate()))
       return failure();
-    return simulate();
+    for (ProgramOp program : programs)
+      if (failed(checkBuffers(program)))
+        return failure();
+    return success();
   }
 
 private:
@@ -103,6 +126,7 @@ private:
   LogicalResult checkEvents();
   LogicalResult matchCollectives();
   LogicalResult simulate();
+  LogicalResult checkBuffers(ProgramOp program);
 
   /// The role of `program` without the axes in `axes`: programs with equal
   /// keys are members of one communicator over `axes`.
@@ -395,6 +419,71 @@ LogicalResult Verifier::simulate() {
     diag.attachNote(queues[q].current()->getLoc())
         << describeQueue(q) << " blocks here";
   return diag;
+}
+
+LogicalResult Verifier::checkBuffers(ProgramOp program) {
+  std::optional<ArrayRef<int64_t>> table = program.getBufferBytes();
+  if (!table)
+    return success();
+  int64_t persistent = program.getPersistentBuffers().value_or(0);
+  // Buffer -> its values in program order (the op verifier checked that
+  // every value names one, in range).
+  std::vector<SmallVector<Value>> holders(table->size());
+  for (Operation &op : program.getBody().front()) {
+    auto buffers = op.getAttrOfType<DenseI64ArrayAttr>("buffers");
+    if (!buffers)
+      continue;
+    for (auto [result, buffer] :
+         llvm::zip(op.getResults(), buffers.asArrayRef())) {
+      int64_t bytes = getBufferBytes(result);
+      if (bytes > (*table)[buffer])
+        return op.emitOpError()
+               << describeValue(result) << " (" << result.getType() << ", "
+               << bytes << " bytes) does not fit buffer " << buffer << " of "
+               << describe(program) << " (" << (*table)[buffer] << " bytes)";
+      holders[buffer].push_back(result);
+    }
+  }
+  ProgramOrder order(program);
+  auto streamOf = [](Operation *op) {
+    return "on stream \"" + getProgramStream(op).str() + "\"";
+  };
+  for (auto [buffer, values] : llvm::enumerate(holders)) {
+    bool isPersistent = (int64_t)buffer < persistent;
+    for (auto [i, later] : llvm::enumerate(values)) {
+      for (Value earlier : ArrayRef(values).take_front(i)) {
+        Operation *witness;
+        if (succeeded(checkBufferSharing(order, earlier, later, isPersistent,
+                                         witness)))
+          continue;
+        Operation *def = later.getDefiningOp();
+        InFlightDiagnostic diag = def->emitOpError();
+        diag << (isPersistent ? "persistent buffer " : "buffer ") << buffer
+             << " of " << describe(program) << " holds "
+             << describeValue(earlier) << " and " << describeValue(later);
+        if (isa<InputOp>(def)) {
+          diag << ", but inputs are all there from the start of the step";
+        } else if (!witness) {
+          diag << ", which is not an in-place update of it; a persistent "
+                  "buffer keeps its value for the next step";
+        } else if (isa<OutputOp>(witness)) {
+          diag << ", whose lifetimes overlap: " << describe(witness)
+               << " reads the first at the end of the step";
+        } else {
+          diag << ", whose lifetimes may overlap: " << describe(witness) << " "
+               << streamOf(witness) << ", which "
+               << (witness == earlier.getDefiningOp() ? "writes" : "reads")
+               << " the first, does not happen before " << describe(def) << " "
+               << streamOf(def) << ", which writes the second";
+        }
+        diag.attachNote(earlier.getDefiningOp()->getLoc()) << "the first value";
+        if (witness && witness != earlier.getDefiningOp())
+          diag.attachNote(witness->getLoc()) << "the first value's use";
+        return diag;
+      }
+    }
+  }
+  return success();
 }
 
 LogicalResult mlir::piper::verifyPrograms(ModuleOp module) {

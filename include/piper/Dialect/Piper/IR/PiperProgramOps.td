@@ -69,15 +69,54 @@ def Piper_ProgramOp : Piper_Op<"program", [
       `piper.output`, `piper.launch`, `piper.send`, `piper.recv`,
       `piper.comm`, `piper.record`, `piper.wait`, `piper.sum`).
     - Every event is recorded at most once.
+    - `buffers` (bytes per buffer) are non-negative; `persistent N` needs
+      `buffers` and `0 <= N <=` their number.
+    - With `buffers`, every value-defining instruction (`piper.input`,
+      `piper.launch`, `piper.recv`, `piper.comm`, `piper.sum`) names one
+      buffer per result, each an index into `buffers`; without, none does.
+
+    **Buffers.** `--piper-assign-buffers` gives the program a buffer table:
+    `buffers [b0, b1, ...]` the bytes of each buffer (a power-of-two size
+    class), the first `persistent N` of them live across steps (parameters
+    and optimizer state, updated in place). Every instruction that defines
+    values then says which buffer each result is written into:
+
+    ```mlir
+    piper.program @step.pp0 role {pp = 0} of @mesh step @step
+        streams ["compute"] buffers [256, 128, 128] persistent 1 {
+      %w = piper.input 1 buffers [0] : tensor<8x8xf32>
+      %x = piper.input 0 buffers [1] : tensor<4x8xf32>
+      %h = piper.launch "F" @step.F(%x, %w) on "compute" buffers [2]
+          : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+      %y = piper.launch "G" @step.G(%h) on "compute" buffers [1]
+          : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    }
+    ```
+
+    Two values may share a buffer only when one's lifetime ends before the
+    other's begins under the happens-before order of the streams and
+    events, or when the second is written in place over the first;
+    `--piper-verify-programs` checks it (docs/DevicePrograms.md).
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, DictionaryAttr:$role,
                        FlatSymbolRefAttr:$mesh, FlatSymbolRefAttr:$step,
-                       StrArrayAttr:$streams);
+                       StrArrayAttr:$streams,
+                       OptionalAttr<DenseI64ArrayAttr>:$buffer_bytes,
+                       OptionalAttr<I64Attr>:$persistent_buffers);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `role` $role `of` $mesh `step` $step `streams` $streams
+    (`buffers` $buffer_bytes^)? (`persistent` $persistent_buffers^)?
     attr-dict-with-keyword $body
   }];
+  let builders = [
+    OpBuilder<(ins "StringAttr":$sym_name, "DictionaryAttr":$role,
+                   "FlatSymbolRefAttr":$mesh, "FlatSymbolRefAttr":$step,
+                   "ArrayAttr":$streams), [{
+      build($_builder, $_state, sym_name, role, mesh, step, streams,
+            /*buffer_bytes=*/nullptr, /*persistent_buffers=*/nullptr);
+    }]>
+  ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// Whether `stream` is one of the program's streams.
@@ -93,7 +132,9 @@ def Piper_InputOp : Piper_Op<"input", [HasParent<"ProgramOp">]> {
     is the i-th of n contiguous slices of a data argument along dimension
     d, as `piper.microbatch` reads it: the runtime feeds the rows of that
     microbatch. Inputs are available to every stream from the start of the
-    step.
+    step. With a buffer table, `buffers [i]` names the buffer the runtime
+    holds the input in (a persistent one for parameters and optimizer
+    state).
 
     Example:
 
@@ -108,19 +149,21 @@ def Piper_InputOp : Piper_Op<"input", [HasParent<"ProgramOp">]> {
       it, `microbatch`, `of` and `along` are all given, `0 <= i < n`, and the
       result is the argument's ranked tensor type with dimension `d`
       divided by `n`.
+    - `buffers`, if present, names one buffer.
   }];
   let arguments = (ins I64Attr:$index, OptionalAttr<I64Attr>:$microbatch,
                        OptionalAttr<I64Attr>:$count,
-                       OptionalAttr<I64Attr>:$dim);
+                       OptionalAttr<I64Attr>:$dim,
+                       OptionalAttr<DenseI64ArrayAttr>:$buffers);
   let results = (outs AnyType:$result);
   let assemblyFormat = [{
     $index (`microbatch` $microbatch^)? (`of` $count^)? (`along` $dim^)?
-    attr-dict `:` type($result)
+    (`buffers` $buffers^)? attr-dict `:` type($result)
   }];
   let builders = [
     OpBuilder<(ins "Type":$result, "int64_t":$index), [{
       build($_builder, $_state, result, $_builder.getI64IntegerAttr(index),
-            nullptr, nullptr, nullptr);
+            nullptr, nullptr, nullptr, nullptr);
     }]>
   ];
   let hasVerifier = 1;
@@ -162,7 +205,9 @@ def Piper_LaunchOp : Piper_Op<"launch", [
     communicator runs this same program, so they issue them in the same
     order. `overlap` and `sm_share` are the task's: the launch runs
     concurrently with the named one (on another stream) with that fraction
-    of the device's SMs.
+    of the device's SMs. With a buffer table, `buffers` names the buffer
+    of each result; a result in the persistent buffer of an operand is
+    written in place (an optimizer update).
 
     Example:
 
@@ -174,11 +219,13 @@ def Piper_LaunchOp : Piper_Op<"launch", [
     **Constraints:**
     - `callee` is a `func.func` in the enclosing module whose argument and
       result types are the launch's operand and result types.
+    - `buffers`, if present, names one buffer per result.
   }];
   let arguments = (ins StrAttr:$name, FlatSymbolRefAttr:$callee,
                        Variadic<AnyType>:$inputs, StrAttr:$stream,
                        OptionalAttr<StrAttr>:$overlap,
-                       OptionalAttr<F64Attr>:$sm_share);
+                       OptionalAttr<F64Attr>:$sm_share,
+                       OptionalAttr<DenseI64ArrayAttr>:$buffers);
   let results = (outs Variadic<AnyType>:$outputs);
   let builders = [
     OpBuilder<(ins "TypeRange":$outputs, "StringRef":$name,
@@ -186,12 +233,12 @@ def Piper_LaunchOp : Piper_Op<"launch", [
                    "StringRef":$stream), [{
       build($_builder, $_state, outputs, $_builder.getStringAttr(name),
             callee, inputs, $_builder.getStringAttr(stream),
-            /*overlap=*/nullptr, /*sm_share=*/nullptr);
+            /*overlap=*/nullptr, /*sm_share=*/nullptr, /*buffers=*/nullptr);
     }]>
   ];
   let assemblyFormat = [{
-    $name $callee `(` $inputs `)` `on` $stream attr-dict `:`
-    functional-type($inputs, $outputs)
+    $name $callee `(` $inputs `)` `on` $stream (`buffers` $buffers^)?
+    attr-dict `:` functional-type($inputs, $outputs)
   }];
 }
 
@@ -235,7 +282,8 @@ def Piper_RecvOp : Piper_Op<"recv", [
   let description = [{
     Receives on `stream` the value that program `peer` sends with `tag`
     (see `piper.send`). The receive blocks its stream until the message
-    arrives.
+    arrives. With a buffer table, `buffers [i]` names the buffer it
+    receives into.
 
     Example:
 
@@ -247,12 +295,23 @@ def Piper_RecvOp : Piper_Op<"recv", [
     **Constraints:**
     - `peer` is another `piper.program` of the module.
     - `tag` is non-negative.
+    - `buffers`, if present, names one buffer.
   }];
   let arguments = (ins StrAttr:$name, FlatSymbolRefAttr:$peer, I64Attr:$tag,
-                       StrAttr:$stream);
+                       StrAttr:$stream,
+                       OptionalAttr<DenseI64ArrayAttr>:$buffers);
   let results = (outs AnyType:$result);
+  let builders = [
+    OpBuilder<(ins "Type":$result, "StringAttr":$name,
+                   "FlatSymbolRefAttr":$peer, "IntegerAttr":$tag,
+                   "StringAttr":$stream), [{
+      build($_builder, $_state, result, name, peer, tag, stream,
+            /*buffers=*/nullptr);
+    }]>
+  ];
   let assemblyFormat = [{
-    $name `from` $peer `tag` $tag `on` $stream attr-dict `:` type($result)
+    $name `from` $peer `tag` $tag `on` $stream (`buffers` $buffers^)?
+    attr-dict `:` type($result)
   }];
 }
 
@@ -269,7 +328,9 @@ def Piper_CommOp : Piper_Op<"comm", [
     there. The collective blocks its stream until every member has issued
     it; members must issue the collectives of a communicator in the same
     order. `name` is the DAG collective it comes from; collectives with the
-    same `bucket` are one fused call.
+    same `bucket` are one fused call. With a buffer table, `buffers [i]`
+    names the buffer of the result; it may be the operand's (in place, as
+    NCCL allows).
 
     Example:
 
@@ -281,10 +342,12 @@ def Piper_CommOp : Piper_Op<"comm", [
     **Constraints:**
     - `axes` are non-empty, distinct axes of the program's mesh.
     - The result has the operand's type.
+    - `buffers`, if present, names one buffer.
   }];
   let arguments = (ins StrAttr:$name, Piper_CollectiveKindAttr:$kind,
                        AnyType:$value, StrArrayAttr:$axes, StrAttr:$stream,
-                       OptionalAttr<I64Attr>:$bucket);
+                       OptionalAttr<I64Attr>:$bucket,
+                       OptionalAttr<DenseI64ArrayAttr>:$buffers);
   let results = (outs AnyType:$result);
   let builders = [
     OpBuilder<(ins "StringRef":$name, "CollectiveKind":$kind, "Value":$value,
@@ -293,12 +356,13 @@ def Piper_CommOp : Piper_Op<"comm", [
       build($_builder, $_state, value.getType(),
             $_builder.getStringAttr(name),
             CollectiveKindAttr::get($_builder.getContext(), kind), value,
-            axes, $_builder.getStringAttr(stream), bucket);
+            axes, $_builder.getStringAttr(stream), bucket,
+            /*buffers=*/nullptr);
     }]>
   ];
   let assemblyFormat = [{
-    $name `` $kind $value `over` $axes `on` $stream attr-dict `:`
-    type($value)
+    $name `` $kind $value `over` $axes `on` $stream (`buffers` $buffers^)?
+    attr-dict `:` type($value)
   }];
   let hasVerifier = 1;
 }
@@ -352,6 +416,8 @@ def Piper_SumOp : Piper_Op<"sum", [HasParent<"ProgramOp">]> {
   let description = [{
     The device-level `piper.accumulate`: `(v0 + v1 + ... + vn-1) * scale`,
     summed left to right on `stream` (microbatch losses and gradients).
+    With a buffer table, `buffers [i]` names the buffer of the result; it
+    may be the first operand's (summed in place).
 
     Example:
 
@@ -362,13 +428,22 @@ def Piper_SumOp : Piper_Op<"sum", [HasParent<"ProgramOp">]> {
 
     **Constraints:**
     - At least one operand, each of the result's type.
+    - `buffers`, if present, names one buffer.
   }];
   let arguments = (ins StrAttr:$name, Variadic<AnyType>:$values,
-                       F64Attr:$scale, StrAttr:$stream);
+                       F64Attr:$scale, StrAttr:$stream,
+                       OptionalAttr<DenseI64ArrayAttr>:$buffers);
   let results = (outs AnyType:$result);
+  let builders = [
+    OpBuilder<(ins "Type":$result, "StringAttr":$name, "ValueRange":$values,
+                   "FloatAttr":$scale, "StringAttr":$stream), [{
+      build($_builder, $_state, result, name, values, scale, stream,
+            /*buffers=*/nullptr);
+    }]>
+  ];
   let assemblyFormat = [{
-    $name $values `scale` $scale `on` $stream attr-dict `:`
-    functional-type($values, $result)
+    $name $values `scale` $scale `on` $stream (`buffers` $buffers^)?
+    attr-dict `:` functional-type($values, $result)
   }];
   let hasVerifier = 1;
 }

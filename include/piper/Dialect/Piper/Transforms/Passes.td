@@ -232,12 +232,73 @@ def PiperVerifyPrograms : Pass<"piper-verify-programs", "::mlir::ModuleOp"> {
       collective until every member issues it, a wait until its record):
       the streams are run symbolically, and when none can advance, the
       wait-for relation between blocked streams is searched for a cycle,
-      which the error prints with the programs, streams and ops involved.
+      which the error prints with the programs, streams and ops involved;
+    - when a program has buffers (`--piper-assign-buffers`), every value
+      fits its buffer, and no two values whose lifetimes may overlap share
+      one: of two values in a buffer, the earlier one's definition and uses
+      must all happen before the later one's definition (program order on
+      a stream, record/wait events across streams), unless the later one is
+      written in place over it (a collective over its operand, a sum over
+      its first operand, an update over a persistent buffer); a value the
+      step returns lives to the end, and a persistent buffer is shared only
+      in place.
 
     The IR is left unchanged; the first fault is an error.
 
     **Options:** none.
   }];
+}
+
+def PiperAssignBuffers : Pass<"piper-assign-buffers", "::mlir::ModuleOp"> {
+  let summary = "Give every value of the device programs a buffer, reusing "
+                "dead ones";
+  let description = [{
+    For every `piper.program` of the module, writes a buffer table on the
+    program (`buffers [bytes, ...] persistent N`) and, on every instruction
+    that defines values (`piper.input`, `piper.launch`, `piper.recv`,
+    `piper.comm`, `piper.sum`), the buffer of each result (`buffers [i]`).
+
+    Inputs of parameters and optimizer state get the first N buffers, of
+    their exact bytes; they persist across steps, and the optimizer update
+    whose result the step returns as the parameter's (or state's) new value
+    writes it in place. Every other value takes, in program order, a buffer
+    of its size class (bytes rounded up to a power of two) whose latest
+    value is dead: its definition and every use *happen before* the new
+    value's definition, under program order on one stream and record/wait
+    events across streams. A value the step returns lives to the end; a
+    microbatch input from the start. A `piper.comm` writes in place over
+    its operand and a `piper.sum` over its first operand when the operand
+    dies there. Otherwise a new buffer is added.
+
+    Example, two launches on one stream (the second reuses `%x`'s buffer)
+    and a receive on another stream that may not:
+
+    ```mlir
+    piper.program @p role {} of @mesh step @step streams ["compute", "pp"]
+        buffers [64, 64, 64] persistent 0 {
+      %x = piper.input 0 microbatch 0 of 2 along 0 buffers [0] : tensor<2x8xf32>
+      %h = piper.launch "F" @f(%x) on "compute" buffers [1] : ...
+      %y = piper.launch "G" @g(%h) on "compute" buffers [0] : ...
+      %r = piper.recv "r" from @q tag 0 on "pp" buffers [2] : tensor<2x8xf32>
+    }
+    ```
+
+    With `report`, prints per program the values, buffers and reserved
+    bytes:
+
+    ```
+    buffers of @step.pp0 {pp=0}: 57 values in 17 buffers (7 persistent, 4360 bytes; 10 transient, 5632 bytes), 9992 bytes reserved
+    ```
+
+    A module without programs, and a program that already has buffers, are
+    errors.
+
+    **Options:** `report` (print the buffers of each program).
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "print each program's buffers and reserved bytes">
+  ];
 }
 
 def PiperMemoryPlan : Pass<"piper-memory-plan", "::mlir::ModuleOp"> {
