@@ -12,10 +12,12 @@
 // the same `wrt`, dispatched exactly as Interpreter.cpp does) and rounds the
 // result once into the caller's buffer. The copies cost O(size) per call,
 // negligible next to the kernels themselves at the sizes plans run today;
-// ops that are hot at scale (GEMMs, elementwise) do not come here.
+// ops that are hot at scale (GEMMs, elementwise) do not come here, nor do
+// the VJPs of linear and 2-D matmul, which are BLAS calls (BlasVjp.cpp).
 //
 //===----------------------------------------------------------------------===//
 
+#include "Blas.h"
 #include "MemRef.h"
 
 #include "piper/Reference/Kernels.h"
@@ -159,6 +161,9 @@ void combineK(MemRef y, MemRef weights, MemRef indices, MemRef o) {
 
 template <typename T>
 void vjpMatmulK(int wrt, MemRef a, MemRef b, MemRef dy, MemRef o) {
+  if (blasVjpMatmul<T>(wrt, a, b, dy, o))
+    return;
+  // Batched matmul, or shapes the reference reports as an error.
   ref::Tensor dA, dB;
   ref::Status s =
       ref::matmulBackward(Io<T>::in(a), Io<T>::in(b), Io<T>::in(dy), dA, dB);
@@ -166,6 +171,9 @@ void vjpMatmulK(int wrt, MemRef a, MemRef b, MemRef dy, MemRef o) {
 }
 template <typename T>
 void vjpLinearK(int wrt, MemRef x, MemRef w, MemRef dy, MemRef o) {
+  if (blasVjpLinear<T>(wrt, x, w, dy, o))
+    return;
+  // Shapes the reference reports as an error.
   ref::Tensor g, unused;
   ref::Tensor X = Io<T>::in(x), W = Io<T>::in(w), DY = Io<T>::in(dy);
   ref::Status s = wrt == 0   ? ref::linearBackwardInput(X, W, DY, g)

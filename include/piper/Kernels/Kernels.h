@@ -31,7 +31,9 @@
 // (piper/Reference/Kernels.h) and rounds once on the way out, so f64 plans
 // reproduce the interpreter and f32 plans its f32 mode (f32 storage, f64
 // arithmetic inside a kernel). GEMMs are BLAS (sgemm/dgemm): the same
-// products, summed in another order.
+// products, summed in another order, and in f32 for f32 plans. That covers
+// the forward GEMMs and the VJPs of linear (w.r.t. x and w) and 2-D matmul;
+// linear's bias gradient sums in f64 and rounds once.
 //
 // Errors: a kernel whose reference function fails records the first error
 // (op name and message) and leaves its results zero; the host checks
