@@ -19,6 +19,7 @@
 //   piper_comm_reduce_scatter_<t>(in, out, int64 comm, f64 scale)
 //   piper_comm_all_gather_<t>(in, out, int64 comm)
 //   piper_comm_shard_<t>(in, out, int64 comm)
+//   piper_trace_begin(int64 launch) / piper_trace_end(int64 launch)
 //   piper_comm_all_to_all_<t>(in, out, int64 comm, int64 direction)
 //
 // `peer_offset` is the peer's world rank minus the caller's: a program is
@@ -28,6 +29,8 @@
 // all_gather and shard work on flat chunks (ReplicaLayout.h): all_gather
 // concatenates the members' chunks and keeps the whole tensor's elements;
 // shard copies this member's chunk of a whole tensor (no communication).
+// The trace hooks bracket every launch (its index in program order) so that
+// piper-run can time kernels into the runtime's Chrome trace.
 // all_to_all moves an expert buffer between N members: direction 0 (to the
 // experts' owners) takes [E, C, H] (member j owns experts [j E/N, (j+1)
 // E/N)) to [E/N, N C, H], the tokens of source s at [:, s C : (s+1) C];

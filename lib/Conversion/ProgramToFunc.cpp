@@ -126,6 +126,7 @@ private:
   DenseSet<Value> reduced;
   DenseMap<int64_t, Value> argOf;
   std::map<int64_t, Value> results;
+  int64_t launchIndex = 0;
   /// The local clones of bodies, by body and argument types.
   DenseMap<std::pair<Operation *, Type>, func::FuncOp> localBodies;
 };
@@ -188,7 +189,14 @@ LogicalResult ProgramLowering::run() {
                << " (a ZeRO stage that its collectives do not implement)";
       results[output.getIndex()] = value;
     } else if (auto launch = dyn_cast<LaunchOp>(op)) {
+      // Timing hooks for piper-run's trace: the launch's index among the
+      // program's launches (plan.json lists their names in that order).
+      Value id = i64Constant(builder, launch.getLoc(), launchIndex++);
+      callShim(builder, launch.getLoc(), ctx.module, "piper_trace_begin", {},
+               {}, {id});
       result = lowerLaunch(launch);
+      callShim(builder, launch.getLoc(), ctx.module, "piper_trace_end", {}, {},
+               {id});
     } else if (auto sum = dyn_cast<SumOp>(op)) {
       result = lowerSum(sum);
     } else if (isa<RecordOp, WaitOp>(op)) {

@@ -15,6 +15,7 @@
 // RUN: piper-compile %t/zero1.mlir --emit=kernels | FileCheck %s --check-prefix=ZERO1
 //
 // Plain data parallelism: all_reduce, then the update on whole tensors.
+// Every launch is bracketed by piper-run's trace hooks (its index).
 // RUN: piper-compile %t/dp.mlir --emit=kernels | FileCheck %s --check-prefix=DP
 
 // SEND-LABEL: func.func @step.pp0(
@@ -43,6 +44,10 @@
 
 // DP-LABEL: func.func @step.all(
 // DP-SAME:    tensor<3xf64>, %{{.*}}: tensor<3xf64>, %{{.*}}: tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
+// DP:         %[[L0:.*]] = arith.constant 0 : i64
+// DP:         call @piper_trace_begin(%[[L0]]) : (i64) -> ()
+// DP:         call @grad(
+// DP:         call @piper_trace_end(%[[L0]]) : (i64) -> ()
 // DP:         call @piper_comm_all_reduce_f64(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf64>, memref<*xf64>, i64, f64) -> ()
 // DP:         call @upd(
 

@@ -29,6 +29,15 @@
 // RUN: sh -c '%mpiexec -np 2 piper-run %t/mlp.pp2.plan --steps=5 --kill-rank=0 --kill-at-step=3 > %t/kill0.txt 2>&1; rc=$?; echo "exit $rc" >> %t/kill0.txt; test $rc -ne 0 && test $rc -ne 124'
 // RUN: FileCheck %s --check-prefix=KILL0 --input-file=%t/kill0.txt
 
+// The timeline: --trace writes one Chrome trace merged on rank 0, with a
+// span per launch on each rank's "compute" row (the lowering's trace hooks)
+// beside the runtime's communication spans; --progress prints the time per
+// step and the ETA on stderr (stdout keeps the losses alone).
+// RUN: %mpiexec -np 2 piper-run %t/mlp.pp2.plan --steps=2 --trace=%t/mlp.trace.json --progress > %t/trace.out 2> %t/trace.err
+// RUN: FileCheck %s --check-prefix=TRACE --input-file=%t/mlp.trace.json
+// RUN: FileCheck %s --check-prefix=PROGRESS --input-file=%t/trace.err
+// RUN: FileCheck %s --check-prefix=TRACEOUT --input-file=%t/trace.out
+
 // GPT.
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --mesh=dp=1 -o %t/gpt.mlir
 // RUN: piper-interp %t/gpt.mlir --steps=5 --optimizer=adamw > %t/gpt.interp.txt
@@ -69,6 +78,20 @@
 // LOG: {"step": 1, "loss": {{.*}}, "seconds": {{.*}}}
 // LOG: {"step": 5, "loss":
 // NP: piper-run: piper-rt: invalid argument: rank 0: the mesh (pp=2) has 2 devices but MPI started 3 ranks; run with mpirun -np 2 (at {{.*}}Context.cpp:{{[0-9]+}})
+
+// TRACE: {"displayTimeUnit":"ms","traceEvents":[
+// TRACE-DAG: {"name":"thread_name","ph":"M","pid":0,"tid":{{[0-9]+}},"args":{"name":"compute"}}
+// TRACE-DAG: {"name":"thread_name","ph":"M","pid":1,"tid":{{[0-9]+}},"args":{"name":"compute"}}
+// TRACE-DAG: {"name":"F{PP=0,MB=0}","cat":"compute","ph":"X","pid":0,
+// TRACE-DAG: {"name":"BW{PP=1,MB=1}","cat":"compute","ph":"X","pid":1,
+// TRACE-DAG: {"name":"UPD{PP=0}","cat":"compute","ph":"X","pid":0,
+// TRACE-DAG: "cat":"comm","ph":"X","pid":0,
+// TRACE-DAG: "cat":"comm","ph":"X","pid":1,
+// TRACEOUT: step 1 loss
+// TRACEOUT-NEXT: step 2 loss
+// TRACEOUT-NOT: piper-run
+// PROGRESS: piper-run: step 1/2 {{.*}} s/step  ETA {{.*}} s
+// PROGRESS-NEXT: piper-run: step 2/2 {{.*}} s/step  ETA 0 s
 
 // KILL: killed at step 2 (--kill-rank)
 // KILL-NOT: step 2 loss

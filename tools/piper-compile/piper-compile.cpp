@@ -357,7 +357,10 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
     for (NamedAttribute coord : program.getRole())
       role[coord.getName().str()] =
           cast<IntegerAttr>(coord.getValue()).getInt();
-    llvm::json::Array in, out;
+    llvm::json::Array in, out, launches;
+    // In program order: the index the lowering's trace hooks pass.
+    for (LaunchOp launch : program.getBody().front().getOps<LaunchOp>())
+      launches.push_back(launch.getName().str());
     for (int64_t i : inputs)
       in.push_back(i);
     for (int64_t j : outputs)
@@ -368,7 +371,8 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
         {"object", (program.getSymName() + ".so").str()},
         {"entry", (kEntryPrefix + program.getSymName()).str()},
         {"inputs", std::move(in)},
-        {"outputs", std::move(out)}});
+        {"outputs", std::move(out)},
+        {"launches", std::move(launches)}});
   }
   manifest["roles"] = std::move(roles);
   return manifest;

@@ -90,7 +90,8 @@ bool parseRole(const llvm::json::Value &value, RoleInfo &role,
   llvm::json::ObjectMapper o(value, path);
   return o && o.map("program", role.program) && o.map("object", role.object) &&
          o.map("entry", role.entry) && o.map("role", role.role) &&
-         o.map("inputs", role.inputs) && o.map("outputs", role.outputs);
+         o.map("inputs", role.inputs) && o.map("outputs", role.outputs) &&
+         o.mapOptional("launches", role.launches);
 }
 
 } // namespace

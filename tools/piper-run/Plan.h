@@ -92,6 +92,8 @@ struct RoleInfo {
   std::string program, object, entry;
   std::map<std::string, int64_t> role;
   std::vector<int64_t> inputs, outputs;
+  /// The program's launches in order (trace span names).
+  std::vector<std::string> launches;
 };
 
 struct Plan {

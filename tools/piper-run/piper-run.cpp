@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 //
 // piper-run PLAN_DIR [--steps=N] [--seed=S] [--log=FILE.jsonl]
+//                   [--params-out=FILE] [--trace=FILE] [--progress]
 //
 // Loads a plan written by piper-compile, initialises parameters exactly as
 // the interpreter does (Init.h: pure functions of seed, name and element),
@@ -25,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Plan.h"
+#include "Trace.h"
 #ifdef PIPER_RUN_HAVE_MPI
 #include "Comm.h"
 #endif
@@ -44,6 +46,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <set>
+#include <unistd.h>
 
 using namespace piper;
 using namespace piper::run;
@@ -65,6 +68,17 @@ cl::opt<std::string> paramsOut(
              "gathered from the ranks that hold it): its name, then its "
              "values, one line each, as piper-interp --params-out"),
     cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> traceFile(
+    "trace",
+    cl::desc("Write a Chrome trace of the run (every launch and every "
+             "communication of every rank, merged by rank 0; '%r' in FILE "
+             "writes one file per rank) at the end"),
+    cl::value_desc("file"), cl::cat(category));
+cl::opt<cl::boolOrDefault> progress(
+    "progress",
+    cl::desc("Print a progress line (time per step, ETA) to stderr after "
+             "each step (default: when stderr is a terminal)"),
+    cl::cat(category));
 cl::opt<std::string> logFile("log",
                              cl::desc("Also write one JSON line per step"),
                              cl::value_desc("file"), cl::cat(category));
@@ -191,7 +205,8 @@ int main(int argc, char **argv) {
   int64_t meshDevices = 1;
   for (auto &[name, size] : plan.meshAxes)
     meshDevices *= size;
-  bool multiRank = meshDevices > 1;
+  // The runtime also runs a one-device plan that is traced.
+  bool multiRank = meshDevices > 1 || !traceFile.empty();
   // Every rank runs the same checks on the same plan, so every rank fails
   // alike; rank 0 alone says why.
   auto failAll = [&](const std::string &message) {
@@ -257,6 +272,9 @@ int main(int argc, char **argv) {
       return failAll(error);
   }
 #else
+  if (!traceFile.empty())
+    return fail("--trace needs piper-run built with MPI (the runtime writes "
+                "the trace)");
   if (plan.roles.size() != 1 || plan.mesh.size() > 1)
     return fail("the plan runs on several devices; multi-rank plans need "
                 "piper-run built with MPI");
@@ -278,6 +296,17 @@ int main(int argc, char **argv) {
   auto [batchReplica, batchReplicas] =
       indexAlong(plan, coordsOf[rank], plan.batchAxes);
   const RoleInfo &role = *myRole;
+#ifdef PIPER_RUN_HAVE_MPI
+  piper_rt_stream computeStream = nullptr;
+  if (!traceFile.empty()) {
+    // Every rank enables it (a merged trace is gathered at finalize).
+    if (piper_rt_trace_enable(context, traceFile.c_str()) != PIPER_RT_OK ||
+        piper_rt_stream_create(context, "compute", &computeStream) !=
+            PIPER_RT_OK)
+      return failAll(std::string("--trace: ") + piper_rt_last_error());
+    piper::run::traceLaunches(context, computeStream, role.launches);
+  }
+#endif
   for (int64_t i : role.inputs)
     if (i < 0 || static_cast<size_t>(i) >= plan.arguments.size())
       return fail("bad manifest: role input " + std::to_string(i) +
@@ -353,6 +382,9 @@ int main(int argc, char **argv) {
       return fail("cannot write " + logFile + ": " + ec.message());
   }
 
+  bool showProgress = progress == cl::BOU_TRUE ||
+                      (progress == cl::BOU_UNSET && isatty(STDERR_FILENO));
+  double totalSeconds = 0;
   for (int64_t s = 1; s <= steps; ++s) {
     // This step's data.
     for (const TensorInfo &arg : plan.arguments) {
@@ -431,6 +463,13 @@ int main(int argc, char **argv) {
     if (rank == 0)
       llvm::outs() << "step " << s << " loss " << llvm::format("%.17g", loss)
                    << "\n";
+    totalSeconds += seconds;
+    if (showProgress && rank == 0) {
+      double perStep = totalSeconds / static_cast<double>(s);
+      llvm::errs() << "piper-run: step " << s << "/" << steps << "  "
+                   << llvm::format("%.4g", perStep) << " s/step  ETA "
+                   << llvm::format("%.3g", perStep * (steps - s)) << " s\n";
+    }
     if (log && rank == 0)
       *log << "{\"step\": " << s
            << ", \"loss\": " << llvm::format("%.17g", loss)
@@ -534,6 +573,11 @@ int main(int argc, char **argv) {
 #ifdef PIPER_RUN_HAVE_MPI
   if (multiRank) {
     piper::run::commStop();
+    if (computeStream) {
+      piper::run::traceStop();
+      piper_rt_stream_destroy(computeStream);
+    }
+    // Writes the trace (merged on rank 0) when --trace is on.
     if (piper_rt_finalize(context) != PIPER_RT_OK)
       return fail(piper_rt_last_error());
   }

@@ -93,6 +93,33 @@ piper_rt_status piper_rt_trace_enable(piper_rt_context context,
   return PIPER_RT_OK;
 }
 
+piper_rt_status piper_rt_time(piper_rt_context context, double *seconds) {
+  if (!context || !seconds)
+    return PIPER_RT_ERROR(PIPER_RT_ERROR_INVALID_ARGUMENT,
+                          "context or seconds is NULL");
+  *seconds = now(*context);
+  return PIPER_RT_OK;
+}
+
+piper_rt_status piper_rt_trace_span(piper_rt_stream stream, const char *name,
+                                    const char *category, double start,
+                                    double end) {
+  if (!stream || !name || !category)
+    return PIPER_RT_ERROR(PIPER_RT_ERROR_INVALID_ARGUMENT,
+                          "stream, name or category is NULL");
+  if (stream->destroyed)
+    return PIPER_RT_ERROR(PIPER_RT_ERROR_INVALID_ARGUMENT,
+                          "stream '%s' was destroyed", stream->name.c_str());
+  if (end < start)
+    return PIPER_RT_ERROR(PIPER_RT_ERROR_INVALID_ARGUMENT,
+                          "span '%s' ends (%g s) before it starts (%g s)", name,
+                          end, start);
+  piper_rt_context_impl &context = *stream->context;
+  std::lock_guard<std::mutex> guard(context.mutex);
+  traceSpan(context, *stream, name, category, start, end, "");
+  return PIPER_RT_OK;
+}
+
 piper_rt_status piper_rt_trace_write(piper_rt_context context) {
   if (!context)
     return PIPER_RT_ERROR(PIPER_RT_ERROR_INVALID_ARGUMENT, "context is NULL");

@@ -435,6 +435,14 @@ piper_rt_status piper_rt_trace_enable(piper_rt_context context,
 /// Writes the trace now (collective for a merged trace); spans keep being
 /// recorded and finalize writes again.
 piper_rt_status piper_rt_trace_write(piper_rt_context context);
+/// Seconds since piper_rt_init: the trace's clock.
+piper_rt_status piper_rt_time(piper_rt_context context, double *seconds);
+/// Records a span the host timed itself (a kernel it ran) on `stream`'s row
+/// of the trace, from `start` to `end` (piper_rt_time seconds); `category`
+/// as Chrome's "cat" (e.g. "compute"). A no-op while tracing is off.
+piper_rt_status piper_rt_trace_span(piper_rt_stream stream, const char *name,
+                                    const char *category, double start,
+                                    double end);
 
 #ifdef __cplusplus
 } // extern "C"

@@ -491,6 +491,16 @@ int testTrace() {
   CHECK_OK(piper_rt_all_reduce(comm, g.data(), g.data(), g.size(), PIPER_RT_F32,
                                PIPER_RT_SUM));
   CHECK_OK(piper_rt_launch(compute, "F{PP=0,MB=1}", work, nullptr));
+  // A span the host timed itself (what piper-run records per launch).
+  double start = 0, end = 0;
+  CHECK_OK(piper_rt_time(rt.ctx, &start));
+  computeFor(0.002);
+  CHECK_OK(piper_rt_time(rt.ctx, &end));
+  CHECK(end > start, "piper_rt_time does not advance");
+  CHECK_OK(piper_rt_trace_span(compute, "host span", "compute", start, end));
+  CHECK(piper_rt_trace_span(compute, "backwards", "compute", end, start) ==
+            PIPER_RT_ERROR_INVALID_ARGUMENT,
+        "a span ending before it starts is accepted");
   int rank = rt.rank, size = rt.size;
   rt.pass("trace"); // finalize writes the file (rank 0)
   if (rank != 0)
@@ -506,7 +516,8 @@ int testTrace() {
     std::string pid = "\"pid\":" + std::to_string(r) + ",";
     for (const char *part :
          {"\"name\":\"BW{PP=0,MB=0}\",\"cat\":\"compute\",\"ph\":\"X\",",
-          "\"name\":\"all_reduce\",\"cat\":\"comm\",\"ph\":\"X\","})
+          "\"name\":\"all_reduce\",\"cat\":\"comm\",\"ph\":\"X\",",
+          "\"name\":\"host span\",\"cat\":\"compute\",\"ph\":\"X\","})
       CHECK(json.find(std::string(part) + pid) != std::string::npos,
             std::string("rank ") + std::to_string(r) + " lacks " + part);
   }
