@@ -40,7 +40,7 @@ RankedTensorType expertSide(RankedTensorType type, int64_t n) {
 
 /// Whether `op` computes elementwise on operands of one type.
 bool isElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, ReluOp, GeluOp, SiluOp>(op) ||
+  return isa<AddOp, SubOp, MulOp, ReluOp, GeluOp, SiluOp, SwigluOp>(op) ||
          op->hasTrait<OpTrait::SameOperandsAndResultType>();
 }
 
@@ -54,6 +54,32 @@ SmallVector<Value> updateOperands(Operation *op) {
   return {};
 }
 
+/// How many times smaller `local`'s last dim is than `global`'s, the other
+/// dims equal (a tensor-parallel split of channels); 0 if not such a split.
+int64_t channelSplit(Type global, Type local) {
+  auto g = dyn_cast<RankedTensorType>(global);
+  auto l = dyn_cast<RankedTensorType>(local);
+  if (!g || !l || g.getRank() != l.getRank() || g.getRank() == 0)
+    return 0;
+  for (int64_t d = 0; d + 1 < g.getRank(); ++d)
+    if (g.getDimSize(d) != l.getDimSize(d))
+      return 0;
+  int64_t gl = g.getShape().back(), ll = l.getShape().back();
+  if (ll <= 0 || gl % ll != 0)
+    return 0;
+  return gl / ll;
+}
+
+/// `type` with its last dim divided by `factor` (null if it does not divide).
+RankedTensorType splitChannels(Type type, int64_t factor) {
+  auto t = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(t.getShape());
+  if (shape.empty() || shape.back() % factor != 0)
+    return nullptr;
+  shape.back() /= factor;
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
 class Retyper {
 public:
   Retyper(func::FuncOp clone, func::FuncOp body, MeshOp mesh, Operation *at)
@@ -64,6 +90,8 @@ public:
 private:
   bool changed(Value v) const { return v.getType() != original.lookup(v); }
   LogicalResult lowerCollective(CollectiveOp op);
+  /// Tensor parallelism's partial sums: a plain sum over the group.
+  LogicalResult lowerAllReduce(CollectiveOp op);
   LogicalResult retype(Operation *op);
   /// All of `values` must share one type; it is returned (null on error).
   Type commonType(Operation *op, ArrayRef<Value> values);
@@ -149,6 +177,77 @@ LogicalResult Retyper::retype(Operation *op) {
   if (auto vjp = dyn_cast<VJPOp>(op)) {
     for (auto [wrt, result] : llvm::zip(vjp.getWrt(), vjp.getResults()))
       result.setType(vjp.getPrimals()[wrt].getType());
+    // Attention over split channels runs on its share of the heads.
+    if (vjp.getOp() == AttentionOp::getOperationName()) {
+      Value q = vjp.getPrimals().front();
+      int64_t factor = channelSplit(original.lookup(q), q.getType());
+      auto heads = vjp.getForwardAttrs().getAs<IntegerAttr>("num_heads");
+      if (factor > 1 && heads) {
+        if (heads.getInt() % factor != 0)
+          return error(op) << "cannot run '" << launchName()
+                           << "' on local types: " << heads.getInt()
+                           << " attention heads do not split " << factor
+                           << " ways";
+        NamedAttrList attrs(vjp.getForwardAttrs());
+        attrs.set("num_heads",
+                  IntegerAttr::get(heads.getType(), heads.getInt() / factor));
+        vjp.setForwardAttrsAttr(attrs.getDictionary(op->getContext()));
+      }
+    }
+    return success();
+  }
+  // Tensor parallelism (Megatron): column-split weights give split channels,
+  // which reshapes keep on the last dim and attention splits by heads;
+  // row-split weights take split channels to a partial sum of the whole.
+  if (auto linear = dyn_cast<LinearOp>(op)) {
+    auto x = cast<RankedTensorType>(linear.getX().getType());
+    auto w = cast<RankedTensorType>(linear.getW().getType());
+    if (x.getShape().back() != w.getDimSize(0))
+      return error(op) << "cannot run '" << launchName()
+                       << "' on local types: 'piper.linear' in @"
+                       << body.getSymName() << " multiplies " << x << " by "
+                       << w;
+    SmallVector<int64_t> shape(x.getShape());
+    shape.back() = w.getShape().back();
+    linear.getResult().setType(
+        RankedTensorType::get(shape, x.getElementType()));
+    return success();
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    // Only leading dims may be regrouped: the split channels stay the last
+    // dim, whole, so every device keeps the same channels of every row.
+    auto in = cast<RankedTensorType>(original.lookup(reshape.getX()));
+    auto out = cast<RankedTensorType>(original.lookup(reshape.getResult()));
+    int64_t factor = channelSplit(in, reshape.getX().getType());
+    RankedTensorType type =
+        factor > 1 && in.getShape().back() == out.getShape().back()
+            ? splitChannels(out, factor)
+            : nullptr;
+    if (!type)
+      return error(op)
+             << "cannot run '" << launchName()
+             << "' on local types: 'piper.reshape' in @" << body.getSymName()
+             << " of " << reshape.getX().getType()
+             << " (only regrouping the leading dims of split channels is "
+                "followed)";
+    reshape.getResult().setType(type);
+    return success();
+  }
+  if (auto attention = dyn_cast<AttentionOp>(op)) {
+    Type type =
+        commonType(op, {attention.getQ(), attention.getK(), attention.getV()});
+    if (!type)
+      return failure();
+    int64_t factor = channelSplit(original.lookup(attention.getQ()), type);
+    if (factor < 1 || attention.getNumHeads() % factor != 0)
+      return error(op) << "cannot run '" << launchName()
+                       << "' on local types: 'piper.attention' in @"
+                       << body.getSymName() << " has "
+                       << attention.getNumHeads()
+                       << " heads, which do not split over its operands "
+                       << type;
+    attention.setNumHeads(attention.getNumHeads() / factor);
+    attention.getResult().setType(cast<RankedTensorType>(type));
     return success();
   }
   if (auto ffn = dyn_cast<ExpertFfnOp>(op)) {
@@ -173,14 +272,18 @@ LogicalResult Retyper::retype(Operation *op) {
                    << " reads " << v.getType() << " where the body has "
                    << original.lookup(v)
                    << " (only all_to_all, piper.vjp, piper.expert_ffn, "
+                      "piper.linear, piper.reshape, piper.attention, "
                       "elementwise ops and updates follow local types)";
 }
 
 LogicalResult Retyper::lowerCollective(CollectiveOp op) {
+  if (op.getKind() == CollectiveKind::AllReduce)
+    return lowerAllReduce(op);
   if (op.getKind() != CollectiveKind::AllToAll)
     return error(op) << "cannot lower '" << op.getName() << "' in @"
                      << body.getSymName() << ": only all_to_all (expert "
-                     << "parallelism) is lowered inside bodies, not "
+                     << "parallelism) and all_reduce (tensor parallelism) "
+                     << "are lowered inside bodies, not "
                      << stringifyCollectiveKind(op.getKind());
   auto index = op->getAttrOfType<IntegerAttr>(kCommIndexAttrName);
   if (!index)
@@ -222,6 +325,32 @@ LogicalResult Retyper::lowerCollective(CollectiveOp op) {
                 i64Constant(builder, loc, direction)})
           .front();
   original[result] = tokenSide;
+  op.getResult().replaceAllUsesWith(result);
+  op.erase();
+  return success();
+}
+
+LogicalResult Retyper::lowerAllReduce(CollectiveOp op) {
+  auto index = op->getAttrOfType<IntegerAttr>(kCommIndexAttrName);
+  if (!index)
+    return error(op) << "cannot lower '" << op.getName()
+                     << "': no communicator index (piper-compile numbers "
+                        "them)";
+  Type type = op.getValue().getType();
+  FailureOr<StringRef> suffix = commSuffix(op, type, /*allowInteger=*/false);
+  if (failed(suffix))
+    return failure();
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  auto module = clone->getParentOfType<ModuleOp>();
+  // A sum of the members' partial products: not a gradient mean, no 1/R.
+  Value result =
+      callShim(builder, loc, module, ("piper_comm_all_reduce_" + *suffix).str(),
+               {op.getValue()}, {type},
+               {i64Constant(builder, loc, index.getInt()),
+                f64Constant(builder, loc, 1.0)})
+          .front();
+  original[result] = original.lookup(op.getResult());
   op.getResult().replaceAllUsesWith(result);
   op.erase();
   return success();
