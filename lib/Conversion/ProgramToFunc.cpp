@@ -174,6 +174,10 @@ LogicalResult ProgramLowering::run() {
       shards[entry->getArgument(i)] = it->second;
   }
 
+  SmallVector<StringRef> streams;
+  for (Attribute name : program.getStreams())
+    streams.push_back(cast<StringAttr>(name).getValue());
+  bool hasComm = !body.getOps<CommOp>().empty();
   for (Operation &op : body) {
     LogicalResult result = success();
     if (auto input = dyn_cast<InputOp>(op)) {
@@ -200,6 +204,20 @@ LogicalResult ProgramLowering::run() {
     } else if (auto sum = dyn_cast<SumOp>(op)) {
       result = lowerSum(sum);
     } else if (isa<RecordOp, WaitOp>(op)) {
+      // Only nonblocking collectives make events matter: everything else
+      // runs on the host in program order.
+      if (!hasComm)
+        continue;
+      int64_t event = isa<RecordOp>(op) ? cast<RecordOp>(op).getEvent()
+                                        : cast<WaitOp>(op).getEvent();
+      StringRef stream = isa<RecordOp>(op) ? cast<RecordOp>(op).getStream()
+                                           : cast<WaitOp>(op).getStream();
+      int64_t index = llvm::find(streams, stream) - streams.begin();
+      callShim(builder, op.getLoc(), ctx.module,
+               isa<RecordOp>(op) ? "piper_comm_record" : "piper_comm_wait", {},
+               {},
+               {i64Constant(builder, op.getLoc(), event),
+                i64Constant(builder, op.getLoc(), index)});
       continue;
     } else if (isa<SendOp, RecvOp>(op)) {
       result = lowerTransfer(&op);
@@ -212,6 +230,9 @@ LogicalResult ProgramLowering::run() {
       return failure();
   }
 
+  // The step's results are read when every stream has finished.
+  if (hasComm)
+    callShim(builder, loc, ctx.module, "piper_comm_sync_all", {}, {}, {});
   SmallVector<Value> returned;
   for (auto &[index, value] : results)
     returned.push_back(value);
@@ -508,8 +529,10 @@ LogicalResult ProgramLowering::lowerComm(CommOp comm) {
     if (collective == CollectiveKind::ReduceScatter)
       collective = CollectiveKind::AllReduce;
   }
+  // Nonblocking (the i prefix, as MPI's): the program's events say when
+  // the result is needed.
   std::string kind = stringifyCollectiveKind(collective).str();
-  std::string name = "piper_comm_" + kind + "_" + suffix->str();
+  std::string name = "piper_comm_i" + kind + "_" + suffix->str();
   switch (collective) {
   case CollectiveKind::AllReduce:
   case CollectiveKind::ReduceScatter: {

@@ -7,15 +7,20 @@
 // RUN: piper-compile %t/send.mlir --emit=kernels | FileCheck %s --check-prefix=SEND
 //
 // ZeRO-1 over dp = 2 of a 3-element parameter (chunks of 2, zero-padded):
-// the gradient is reduce-scattered and scaled by 1/2 (two batch replicas),
+// the gradient is reduce-scattered (nonblocking: `i`) and scaled by 1/2 (two
+// batch replicas),
 // the whole parameter is cut to this member's chunk, the update body runs
 // on chunks (a clone), and the updated chunk is all-gathered back; the
-// momentum is held as a chunk. Communicators: 0 = (dp, dp_grad), 1 = (dp,
+// momentum is held as a chunk; the step's results wait for every stream
+// (piper_comm_sync_all). Communicators: 0 = (dp, dp_grad), 1 = (dp,
 // dp_param).
 // RUN: piper-compile %t/zero1.mlir --emit=kernels | FileCheck %s --check-prefix=ZERO1
 //
 // Plain data parallelism: all_reduce, then the update on whole tensors.
-// Every launch is bracketed by piper-run's trace hooks (its index).
+// Every launch is bracketed by piper-run's trace hooks (its index); events
+// become piper_comm_record/wait(event, stream index): the nonblocking
+// all-reduce on "dp_grad" (stream 1) is waited for before the update on
+// "compute" (stream 0).
 // RUN: piper-compile %t/dp.mlir --emit=kernels | FileCheck %s --check-prefix=DP
 
 // SEND-LABEL: func.func @step.pp0(
@@ -32,14 +37,15 @@
 // ZERO1:         %[[G:.*]] = call @grad(%[[W]], %[[X]])
 // ZERO1-DAG:     %[[C0:.*]] = arith.constant 0 : i64
 // ZERO1-DAG:     %[[HALF:.*]] = arith.constant 5.000000e-01 : f64
-// ZERO1:         call @piper_comm_reduce_scatter_f64(%{{.*}}, %{{.*}}, %[[C0]], %[[HALF]]) : (memref<*xf64>, memref<*xf64>, i64, f64) -> ()
+// ZERO1:         call @piper_comm_ireduce_scatter_f64(%{{.*}}, %{{.*}}, %[[C0]], %[[HALF]]) : (memref<*xf64>, memref<*xf64>, i64, f64) -> ()
 // ZERO1:         %[[GS:.*]] = bufferization.to_tensor %{{.*}} : memref<2xf64> to tensor<2xf64>
 // ZERO1:         call @piper_comm_shard_f64(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf64>, memref<*xf64>, i64) -> ()
 // ZERO1:         %[[WS:.*]] = bufferization.to_tensor %{{.*}} : memref<2xf64> to tensor<2xf64>
 // ZERO1:         %[[U:.*]]:2 = call @upd.zero(%[[WS]], %[[GS]], %[[M]]) : (tensor<2xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<2xf64>, tensor<2xf64>)
 // ZERO1:         %[[C1:.*]] = arith.constant 1 : i64
-// ZERO1:         call @piper_comm_all_gather_f64(%{{.*}}, %{{.*}}, %[[C1]]) : (memref<*xf64>, memref<*xf64>, i64) -> ()
+// ZERO1:         call @piper_comm_iall_gather_f64(%{{.*}}, %{{.*}}, %[[C1]]) : (memref<*xf64>, memref<*xf64>, i64) -> ()
 // ZERO1:         %[[A:.*]] = bufferization.to_tensor %{{.*}} : memref<3xf64> to tensor<3xf64>
+// ZERO1:         call @piper_comm_sync_all() : () -> ()
 // ZERO1:         return %[[A]], %[[U]]#1 : tensor<3xf64>, tensor<2xf64>
 
 // DP-LABEL: func.func @step.all(
@@ -48,7 +54,15 @@
 // DP:         call @piper_trace_begin(%[[L0]]) : (i64) -> ()
 // DP:         call @grad(
 // DP:         call @piper_trace_end(%[[L0]]) : (i64) -> ()
-// DP:         call @piper_comm_all_reduce_f64(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf64>, memref<*xf64>, i64, f64) -> ()
+// DP:         call @piper_comm_record(%{{.*}}, %{{.*}}) : (i64, i64) -> ()
+// DP:         call @piper_comm_wait(%{{.*}}, %{{.*}}) : (i64, i64) -> ()
+// DP:         call @piper_comm_iall_reduce_f64(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf64>, memref<*xf64>, i64, f64) -> ()
+// DP:         %[[E1:.*]] = arith.constant 1 : i64
+// DP:         %[[S1:.*]] = arith.constant 1 : i64
+// DP:         call @piper_comm_record(%[[E1]], %[[S1]]) : (i64, i64) -> ()
+// DP:         %[[E1W:.*]] = arith.constant 1 : i64
+// DP:         %[[S0:.*]] = arith.constant 0 : i64
+// DP:         call @piper_comm_wait(%[[E1W]], %[[S0]]) : (i64, i64) -> ()
 // DP:         call @upd(
 
 //--- send.mlir
@@ -114,7 +128,11 @@ piper.program @step.all role {} of @mesh step @step streams ["compute", "dp_grad
   %x = piper.input 1 : tensor<3xf64>
   %m = piper.input 2 : tensor<3xf64>
   %g = piper.launch "BW" @grad(%w, %x) on "compute" : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  piper.record 0 on "compute"
+  piper.wait 0 on "dp_grad"
   %r = piper.comm "ar" all_reduce %g over ["dp"] on "dp_grad" : tensor<3xf64>
+  piper.record 1 on "dp_grad"
+  piper.wait 1 on "compute"
   %u:2 = piper.launch "UPD" @upd(%w, %r, %m) on "compute" : (tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
   piper.output 0 %u#0 : tensor<3xf64>
   piper.output 1 %u#1 : tensor<3xf64>

@@ -357,7 +357,10 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
     for (NamedAttribute coord : program.getRole())
       role[coord.getName().str()] =
           cast<IntegerAttr>(coord.getValue()).getInt();
-    llvm::json::Array in, out, launches;
+    llvm::json::Array in, out, launches, streams;
+    // The program's streams: what the lowered record/wait calls index.
+    for (Attribute name : program.getStreams())
+      streams.push_back(cast<StringAttr>(name).str());
     // In program order: the index the lowering's trace hooks pass.
     for (LaunchOp launch : program.getBody().front().getOps<LaunchOp>())
       launches.push_back(launch.getName().str());
@@ -372,7 +375,8 @@ FailureOr<llvm::json::Object> buildManifest(ModuleOp module,
         {"entry", (kEntryPrefix + program.getSymName()).str()},
         {"inputs", std::move(in)},
         {"outputs", std::move(out)},
-        {"launches", std::move(launches)}});
+        {"launches", std::move(launches)},
+        {"streams", std::move(streams)}});
   }
   manifest["roles"] = std::move(roles);
   return manifest;

@@ -40,6 +40,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -56,6 +58,24 @@ struct State {
   std::vector<piper_rt_comm> comms;
   std::vector<piper_rt_stream> commStreams;
   std::map<std::string, piper_rt_stream> streamsByName;
+  /// The running role's program streams, by index (record/wait operands).
+  std::vector<std::string> programStreams;
+  /// Program events: where each was last recorded (null: on a stream the
+  /// host runs itself, complete as soon as recorded).
+  std::map<int64_t, piper_rt_event> events;
+  std::map<int64_t, piper_rt_stream> eventStream;
+  /// Nonblocking collectives whose results are not final yet: what still
+  /// has to run on the host once the stream's operation completes (scaling,
+  /// copying out of staging), in enqueue order, and which output buffers
+  /// they will write.
+  struct Finisher {
+    piper_rt_stream stream;
+    std::function<void()> run;
+  };
+  std::deque<Finisher> finishers;
+  std::map<const void *, piper_rt_stream> pendingOutputs;
+  /// Staging of the nonblocking collectives, alive until finished.
+  std::vector<std::shared_ptr<std::vector<uint64_t>>> collectiveStaging;
   std::map<std::pair<int64_t, int64_t>, piper_rt_stream> sendStreams;
   /// Copies of this step's sent values, alive until their sends complete.
   std::vector<std::unique_ptr<std::vector<uint64_t>>> staging;
@@ -108,6 +128,8 @@ void gather(const View &v, size_t elt, char *out) {
   }
 }
 
+void ready(const void *data);
+
 void send(int64_t rank, void *desc, int64_t offset, int64_t tag,
           piper_rt_dtype dtype, size_t elt) {
   int64_t peer = state.self + offset;
@@ -116,6 +138,7 @@ void send(int64_t rank, void *desc, int64_t offset, int64_t tag,
     return;
   }
   View v = view(rank, desc);
+  ready(v.aligned + v.offset * elt);
   size_t n = static_cast<size_t>(v.numel());
   auto copy = std::make_unique<std::vector<uint64_t>>((n * elt + 7) / 8 + 1);
   gather(v, elt, reinterpret_cast<char *>(copy->data()));
@@ -146,6 +169,41 @@ void recv(int64_t rank, void *desc, int64_t offset, int64_t tag,
                     static_cast<int>(peer), tag) != PIPER_RT_OK ||
       piper_rt_stream_synchronize(state.recvStream) != PIPER_RT_OK)
     record("recv", peer, tag);
+}
+
+/// Completes `stream` (every operation enqueued so far) and runs its
+/// finishers, so the outputs of its nonblocking collectives are final.
+void finishStream(piper_rt_stream stream) {
+  if (piper_rt_stream_synchronize(stream) != PIPER_RT_OK) {
+    if (state.error.empty())
+      state.error = std::string("collective: ") + piper_rt_last_error();
+  }
+  std::deque<State::Finisher> rest;
+  for (State::Finisher &f : state.finishers) {
+    if (f.stream == stream)
+      f.run();
+    else
+      rest.push_back(std::move(f));
+  }
+  state.finishers = std::move(rest);
+  for (auto it = state.pendingOutputs.begin();
+       it != state.pendingOutputs.end();)
+    it = it->second == stream ? state.pendingOutputs.erase(it) : std::next(it);
+}
+
+/// Before the host reads `data`: if a nonblocking collective still writes
+/// it, completes that collective's stream.
+void ready(const void *data) {
+  auto it = state.pendingOutputs.find(data);
+  if (it != state.pendingOutputs.end())
+    finishStream(it->second);
+}
+
+/// Every nonblocking collective completed and finished (a step's results
+/// are read, or the step ends).
+void finishAll() {
+  for (auto &[name, stream] : state.streamsByName)
+    finishStream(stream);
 }
 
 /// The communicator `index` and its stream; null (with the error recorded)
@@ -250,12 +308,130 @@ void shard(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
   piper_rt_comm_size(comm, &members);
   piper_rt_comm_rank(comm, &member);
   View in = view(rin, din), out = view(rout, dout);
+  ready(in.aligned + in.offset * elt);
   int64_t chunk = out.numel();
   std::vector<uint64_t> staging((chunk * members * elt + 7) / 8 + 1, 0);
   gather(in, elt, reinterpret_cast<char *>(staging.data()));
   std::memcpy(out.aligned + out.offset * elt,
               reinterpret_cast<char *>(staging.data()) + member * chunk * elt,
               chunk * elt);
+}
+
+/// The nonblocking forms the programs' own collectives (gradient
+/// reductions, ZeRO gathers) lower to: the operation is enqueued on the
+/// communicator's stream and the call returns; the output is final after the
+/// program waits for an event recorded after it on that stream (or the step
+/// ends). Inputs are copied out at once (the compiled code may free them),
+/// after completing any nonblocking collective that still writes them.
+void iallReduce(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
+                double scale, piper_rt_dtype dtype, size_t elt) {
+  piper_rt_comm comm = commAt(index, "all_reduce");
+  if (!comm)
+    return;
+  View in = view(rin, din), out = view(rout, dout);
+  ready(in.aligned + in.offset * elt);
+  char *data = out.aligned + out.offset * elt;
+  gather(in, elt, data);
+  int64_t n = in.numel();
+  piper_rt_stream stream = state.commStreams[index];
+  if (piper_rt_all_reduce(comm, data, data, n, dtype, PIPER_RT_SUM) !=
+      PIPER_RT_OK)
+    return recordCollective("all_reduce", index);
+  state.pendingOutputs[data] = stream;
+  state.finishers.push_back(
+      {stream, [=] { scaleElements(data, n, scale, dtype); }});
+}
+
+void ireduceScatter(int64_t rin, void *din, int64_t rout, void *dout,
+                    int64_t index, double scale, piper_rt_dtype dtype,
+                    size_t elt) {
+  piper_rt_comm comm = commAt(index, "reduce_scatter");
+  if (!comm)
+    return;
+  int members = 1;
+  piper_rt_comm_size(comm, &members);
+  View in = view(rin, din), out = view(rout, dout);
+  ready(in.aligned + in.offset * elt);
+  int64_t chunk = out.numel();
+  auto staging = std::make_shared<std::vector<uint64_t>>(
+      (chunk * members * elt + 7) / 8 + 1, 0);
+  gather(in, elt, reinterpret_cast<char *>(staging->data()));
+  char *data = out.aligned + out.offset * elt;
+  piper_rt_stream stream = state.commStreams[index];
+  if (piper_rt_reduce_scatter(comm, staging->data(), data, chunk, dtype,
+                              PIPER_RT_SUM) != PIPER_RT_OK)
+    return recordCollective("reduce_scatter", index);
+  state.collectiveStaging.push_back(staging);
+  state.pendingOutputs[data] = stream;
+  state.finishers.push_back(
+      {stream, [=] { scaleElements(data, chunk, scale, dtype); }});
+}
+
+void iallGather(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
+                piper_rt_dtype dtype, size_t elt) {
+  piper_rt_comm comm = commAt(index, "all_gather");
+  if (!comm)
+    return;
+  int members = 1;
+  piper_rt_comm_size(comm, &members);
+  View in = view(rin, din), out = view(rout, dout);
+  ready(in.aligned + in.offset * elt);
+  int64_t chunk = in.numel();
+  auto mine =
+      std::make_shared<std::vector<uint64_t>>((chunk * elt + 7) / 8 + 1);
+  auto all = std::make_shared<std::vector<uint64_t>>(
+      (chunk * members * elt + 7) / 8 + 1);
+  gather(in, elt, reinterpret_cast<char *>(mine->data()));
+  char *data = out.aligned + out.offset * elt;
+  size_t bytes = static_cast<size_t>(out.numel()) * elt;
+  piper_rt_stream stream = state.commStreams[index];
+  if (piper_rt_all_gather(comm, mine->data(), all->data(), chunk, dtype) !=
+      PIPER_RT_OK)
+    return recordCollective("all_gather", index);
+  state.collectiveStaging.push_back(mine);
+  state.collectiveStaging.push_back(all);
+  state.pendingOutputs[data] = stream;
+  state.finishers.push_back(
+      {stream, [=] { std::memcpy(data, all->data(), bytes); }});
+}
+
+/// The program's `piper.record event on streams[stream]`.
+void recordEvent(int64_t event, int64_t streamIndex) {
+  piper_rt_stream stream = nullptr;
+  if (streamIndex >= 0 &&
+      static_cast<size_t>(streamIndex) < state.programStreams.size()) {
+    auto it = state.streamsByName.find(state.programStreams[streamIndex]);
+    if (it != state.streamsByName.end())
+      stream = it->second;
+  }
+  state.eventStream[event] = stream;
+  if (!stream)
+    return; // The host runs that stream: recorded means complete.
+  piper_rt_event &e = state.events[event];
+  if ((!e && piper_rt_event_create(state.context, &e) != PIPER_RT_OK) ||
+      piper_rt_event_record(e, stream) != PIPER_RT_OK) {
+    if (state.error.empty())
+      state.error = std::string("record: ") + piper_rt_last_error();
+  }
+}
+
+/// The program's `piper.wait event on ...`: the host (which runs every
+/// compute stream and enqueues every communication stream) waits for the
+/// recorded point and runs the finishers up to there. A wait between two
+/// communication streams is kept on the host too: simple, and the
+/// collective after it copies its input at enqueue time anyway.
+void waitEvent(int64_t event) {
+  auto it = state.eventStream.find(event);
+  if (it == state.eventStream.end() || !it->second)
+    return;
+  if (piper_rt_event_synchronize(state.events[event]) != PIPER_RT_OK) {
+    if (state.error.empty())
+      state.error = std::string("wait: ") + piper_rt_last_error();
+    return;
+  }
+  // Finishers of operations before the record: all of that stream's so far
+  // that completed; finishing the stream is the simple, safe superset.
+  finishStream(it->second);
 }
 
 /// Expert parallelism's exchange among the N members of communicator
@@ -369,6 +545,8 @@ int piper::run::commMember(int64_t index) {
 }
 
 bool piper::run::commFinishStep(std::string &error) {
+  finishAll();
+  state.collectiveStaging.clear();
   for (auto &[key, stream] : state.sendStreams)
     if (piper_rt_stream_synchronize(stream) != PIPER_RT_OK)
       record("send", key.first, key.second);
@@ -417,7 +595,15 @@ bool piper::run::commSendRecv(void *data, size_t count, piper_rt_dtype dtype,
   return false;
 }
 
+void piper::run::commSetProgramStreams(const std::vector<std::string> &names) {
+  state.programStreams = names;
+}
+
 void piper::run::commStop() {
+  for (auto &[id, event] : state.events)
+    piper_rt_event_destroy(event);
+  state.events.clear();
+  state.eventStream.clear();
   state.comms.clear();
   state.commStreams.clear();
   for (auto &[name, stream] : state.streamsByName)
@@ -476,6 +662,41 @@ void piper::run::commStop() {
                                                        int64_t direction) {    \
     allToAll(rin, din, rout, dout, comm, direction, DTYPE, sizeof(TYPE));      \
   }
+// Nonblocking program-level collectives, events and the end-of-step sync.
+#define PIPER_ICOLLECTIVE_SHIMS(SUFFIX, DTYPE, TYPE)                           \
+  extern "C" __attribute__((visibility("default"))) void                       \
+      piper_comm_iall_reduce_##SUFFIX(int64_t rin, void *din, int64_t rout,    \
+                                      void *dout, int64_t comm,                \
+                                      double scale) {                          \
+    iallReduce(rin, din, rout, dout, comm, scale, DTYPE, sizeof(TYPE));        \
+  }                                                                            \
+  extern "C" __attribute__((visibility("default"))) void                       \
+      piper_comm_ireduce_scatter_##SUFFIX(int64_t rin, void *din,              \
+                                          int64_t rout, void *dout,            \
+                                          int64_t comm, double scale) {        \
+    ireduceScatter(rin, din, rout, dout, comm, scale, DTYPE, sizeof(TYPE));    \
+  }                                                                            \
+  extern "C" __attribute__((visibility("default"))) void                       \
+      piper_comm_iall_gather_##SUFFIX(int64_t rin, void *din, int64_t rout,    \
+                                      void *dout, int64_t comm) {              \
+    iallGather(rin, din, rout, dout, comm, DTYPE, sizeof(TYPE));               \
+  }
+PIPER_ICOLLECTIVE_SHIMS(f32, PIPER_RT_F32, float)
+PIPER_ICOLLECTIVE_SHIMS(f64, PIPER_RT_F64, double)
+
+extern "C" __attribute__((visibility("default"))) void
+piper_comm_record(int64_t event, int64_t stream) {
+  recordEvent(event, stream);
+}
+extern "C" __attribute__((visibility("default"))) void
+piper_comm_wait(int64_t event, int64_t stream) {
+  (void)stream;
+  waitEvent(event);
+}
+extern "C" __attribute__((visibility("default"))) void piper_comm_sync_all() {
+  finishAll();
+}
+
 PIPER_COLLECTIVE_SHIMS(f32, PIPER_RT_F32, float)
 PIPER_COLLECTIVE_SHIMS(f64, PIPER_RT_F64, double)
 PIPER_COMM_SHIMS(f32, PIPER_RT_F32, float)

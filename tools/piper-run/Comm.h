@@ -30,6 +30,9 @@ bool commStart(piper_rt_context context, std::string &error);
 bool commCreate(
     const std::vector<std::pair<std::vector<std::string>, std::string>> &list,
     std::string &error);
+/// The running role's program streams in order (what the compiled
+/// piper_comm_record/wait calls index).
+void commSetProgramStreams(const std::vector<std::string> &names);
 /// This rank's index in communicator `index` (0 if there is none).
 int commMember(int64_t index);
 /// Moves `count` elements from world rank `from` to `to` (a no-op on other

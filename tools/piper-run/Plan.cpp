@@ -91,7 +91,8 @@ bool parseRole(const llvm::json::Value &value, RoleInfo &role,
   return o && o.map("program", role.program) && o.map("object", role.object) &&
          o.map("entry", role.entry) && o.map("role", role.role) &&
          o.map("inputs", role.inputs) && o.map("outputs", role.outputs) &&
-         o.mapOptional("launches", role.launches);
+         o.mapOptional("launches", role.launches) &&
+         o.mapOptional("streams", role.streams);
 }
 
 } // namespace

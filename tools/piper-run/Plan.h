@@ -94,6 +94,8 @@ struct RoleInfo {
   std::vector<int64_t> inputs, outputs;
   /// The program's launches in order (trace span names).
   std::vector<std::string> launches;
+  /// The program's streams in order (the events' record/wait operands).
+  std::vector<std::string> streams;
 };
 
 struct Plan {

@@ -297,6 +297,8 @@ int main(int argc, char **argv) {
       indexAlong(plan, coordsOf[rank], plan.batchAxes);
   const RoleInfo &role = *myRole;
 #ifdef PIPER_RUN_HAVE_MPI
+  if (multiRank)
+    piper::run::commSetProgramStreams(role.streams);
   piper_rt_stream computeStream = nullptr;
   if (!traceFile.empty()) {
     // Every rank enables it (a merged trace is gathered at finalize).
