@@ -162,9 +162,40 @@ Trainer::makeArguments(ArrayRef<const ref::Tensor *> params,
   func::FuncOp fn = forward.getFunction();
   SmallVector<RuntimeValue> args;
   size_t next = 0;
+  // With a corpus: the two integer arguments are tokens and labels.
+  SmallVector<const ArgumentInfo *> data;
+  for (const ArgumentInfo &arg : arguments)
+    if (!arg.isParameter())
+      data.push_back(&arg);
+  if (options.corpus &&
+      (data.size() != 2 ||
+       llvm::any_of(data,
+                    [](const ArgumentInfo *a) {
+                      return a->kind != ArgumentInfo::Kind::IndexData ||
+                             a->shape.empty();
+                    }) ||
+       ref::numelOf(data[0]->shape) != ref::numelOf(data[1]->shape)))
+    return emitError(fn.getLoc())
+           << "piper-interp: --data needs a language model whose data are "
+              "two integer arguments of one size (token ids, then labels); @"
+           << fn.getSymName() << " has " << data.size()
+           << " data arguments of other kinds or sizes";
   for (const ArgumentInfo &arg : arguments) {
     if (arg.isParameter()) {
       args.push_back(*params[next++]);
+      continue;
+    }
+    if (options.corpus) {
+      const ref::Shape &tokens = data[0]->shape;
+      ref::IndexTensor t;
+      ref::Status status = options.corpus->window(
+          step, arg.shape, ref::numelOf(tokens) / tokens[0],
+          &arg == data[0] ? 0 : 1, arg.bound, t);
+      if (!status.ok())
+        return emitError(fn.getArgument(arg.index).getLoc())
+               << "piper-interp: argument #" << arg.index << ": "
+               << status.message();
+      args.push_back(std::move(t));
       continue;
     }
     FailureOr<RuntimeValue> data =

@@ -96,6 +96,12 @@ cl::opt<std::string>
                  cl::desc("Write step 1 as JSON to FILE: initial parameters, "
                           "data, loss and gradients (before the update)"),
                  cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> dataFile(
+    "data",
+    cl::desc("Train on the bytes of a text file (e.g. Piper's "
+             "data/corpus/sonnets.txt) as tokens, in a fixed order, instead "
+             "of synthetic data; needs a language model with vocabulary 256"),
+    cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> paramsOut(
     "params-out",
     cl::desc("After the last step, write every parameter to FILE, one line "
@@ -273,6 +279,13 @@ int main(int argc, char **argv) {
   if (steps < 1)
     return fail("--steps must be at least 1, got " +
                 Twine(static_cast<int64_t>(steps)));
+  ref::ByteCorpus corpus;
+  if (!dataFile.empty()) {
+    ref::Status status = ref::ByteCorpus::load(dataFile, corpus);
+    if (!status.ok())
+      return fail(status.message());
+    options.corpus = &corpus;
+  }
   if (lr.getNumOccurrences() && !(lr >= 0.0 && std::isfinite(lr)))
     return fail("--lr must be finite and non-negative");
   if (options.optimizer == OptimizerKind::Sgd) {

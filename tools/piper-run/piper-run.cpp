@@ -31,6 +31,7 @@
 #include "Comm.h"
 #endif
 
+#include "piper/Interpreter/ByteCorpus.h"
 #include "piper/Interpreter/SyntheticData.h"
 #include "piper/Reference/Init.h"
 
@@ -62,6 +63,12 @@ cl::opt<int64_t> steps("steps", cl::desc("Training steps (default 1)"),
 cl::opt<uint64_t> seed("seed",
                        cl::desc("Seed of parameters and data (default 0)"),
                        cl::init(0), cl::cat(category));
+cl::opt<std::string> dataFile(
+    "data",
+    cl::desc("Train on the bytes of a text file (e.g. Piper's "
+             "data/corpus/sonnets.txt) as tokens, in the interpreter's "
+             "order, instead of synthetic data (piper-interp --data)"),
+    cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> paramsOut(
     "params-out",
     cl::desc("After the last step, write every parameter to FILE (rank 0, "
@@ -384,6 +391,29 @@ int main(int argc, char **argv) {
       return fail("cannot write " + logFile + ": " + ec.message());
   }
 
+  // --data: a text's bytes as tokens for a language model's two integer
+  // data arguments (tokens, labels).
+  ref::ByteCorpus corpus;
+  std::vector<const TensorInfo *> corpusArgs;
+  if (!dataFile.empty()) {
+    ref::Status status = ref::ByteCorpus::load(dataFile, corpus);
+    if (!status.ok())
+      return fail(status.message());
+    for (const TensorInfo &arg : plan.arguments)
+      if (arg.kind == "data")
+        corpusArgs.push_back(&arg);
+    if (corpusArgs.size() != 2 ||
+        llvm::any_of(corpusArgs,
+                     [](const TensorInfo *a) {
+                       return a->dtype != DType::I64 || a->shape.empty();
+                     }) ||
+        corpusArgs[0]->numel() != corpusArgs[1]->numel())
+      return fail("--data needs a language model whose data are two integer "
+                  "arguments of one size (token ids, then labels); the plan "
+                  "has " +
+                  std::to_string(corpusArgs.size()) +
+                  " data arguments of other kinds or sizes");
+  }
   bool showProgress = progress == cl::BOU_TRUE ||
                       (progress == cl::BOU_UNSET && isatty(STDERR_FILENO));
   double totalSeconds = 0;
@@ -401,7 +431,16 @@ int main(int argc, char **argv) {
       size_t offset = static_cast<size_t>(batchReplica * arg.numel());
       size_t count = static_cast<size_t>(arg.numel());
       ref::Status status = ref::Status::success();
-      if (arg.dtype == DType::I64) {
+      if (corpusArgs.size() == 2) {
+        // Tokens, then labels, as piper-interp --data reads them.
+        const TensorInfo &tokens = *corpusArgs[0];
+        ref::IndexTensor t;
+        status = corpus.window(s, global, tokens.numel() / tokens.shape[0],
+                               &arg == corpusArgs[0] ? 0 : 1, arg.bound, t);
+        if (status.ok())
+          std::memcpy(buffer.data(), t.data.data() + offset,
+                      count * sizeof(int64_t));
+      } else if (arg.dtype == DType::I64) {
         ref::IndexTensor t;
         status = ref::syntheticIndex(seed, arg.index, s, global, arg.bound, t);
         if (status.ok())

@@ -24,6 +24,7 @@
 #ifndef PIPER_INTERPRETER_TRAINER_H
 #define PIPER_INTERPRETER_TRAINER_H
 
+#include "piper/Interpreter/ByteCorpus.h"
 #include "piper/Interpreter/Inputs.h"
 #include "piper/Interpreter/Interpreter.h"
 #include "piper/Reference/Optimizers.h"
@@ -45,6 +46,9 @@ std::optional<OptimizerKind> parseOptimizerKind(StringRef text);
 
 struct TrainerOptions {
   uint64_t seed = 0;
+  /// Token data from a text (ByteCorpus.h) instead of synthetic numbers;
+  /// not owned, must outlive the trainer.
+  const ref::ByteCorpus *corpus = nullptr;
   Precision precision = Precision::F64;
   OptimizerKind optimizer = OptimizerKind::Sgd;
   ref::SgdConfig sgd;
