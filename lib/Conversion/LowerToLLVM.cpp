@@ -17,12 +17,18 @@
 //   piper-matmul-to-blas
 //   convert-bufferization-to-memref, convert-linalg-to-loops, lower-affine,
 //   convert-scf-to-cf, expand-strided-metadata, lower-affine,
-//   finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm,
+//   finalize-memref-to-llvm{use-generic-functions}, convert-arith-to-llvm,
+//   convert-func-to-llvm,
 //   convert-cf-to-llvm, convert-index-to-llvm, reconcile-unrealized-casts
 //   piper-packed-entry
 //
 // Results become caller-allocated out-parameters so the host owns every
-// buffer it sees and the plan frees all of its temporaries each step.
+// buffer it sees and the plan frees all of its temporaries each step. The
+// plan allocates through MLIR's generic functions (_mlir_memref_to_llvm_alloc,
+// _aligned_alloc, _free), which piper-run implements on the runtime's
+// buffers with a per-size-class cache, so a step reuses the last step's
+// buffers instead of asking the C library (and the kernel, for page faults)
+// for fresh memory every time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -216,7 +222,9 @@ void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

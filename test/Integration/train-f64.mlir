@@ -12,6 +12,12 @@
 // RUN: piper-interp %t/mlp.mlir --steps=5 --optimizer=adamw > %t/mlp.interp.txt
 // RUN: %numdiff %t/mlp.interp.txt %t/mlp.run.txt
 // RUN: FileCheck %s --check-prefix=LOG --input-file=%t/mlp.jsonl
+// The plan's temporaries come from piper-run's buffer cache: every step
+// after the first is served entirely by cached buffers (the first step
+// already reuses some of its own).
+// RUN: piper-run %t/mlp.plan --steps=4 --buffer-stats 2> %t/mlp.buffers.txt > /dev/null
+// RUN: python3 -c "import re,sys; a,r,b=map(int,re.findall(r'\d+',open(sys.argv[1]).read())[:3]); sys.exit(0 if a%%4==0 and r>=a-a//4 else 1)" %t/mlp.buffers.txt
+// RUN: FileCheck %s --check-prefix=BUFFERS --input-file=%t/mlp.buffers.txt
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --mesh=dp=1 -o %t/gpt.mlir
 // RUN: piper-compile %t/gpt.mlir -o %t/gpt.plan
 // RUN: piper-run %t/gpt.plan --steps=5 > %t/gpt.run.txt
@@ -42,6 +48,7 @@
 
 // CHECK: step 1 loss
 // CHECK: step 5 loss
+// BUFFERS: piper-run: {{[0-9]+}} allocations, {{[0-9]+}} served from the buffer cache, {{[0-9]+}} bytes reserved
 // LOG: {"step": 1, "loss": {{.*}}, "seconds": {{.*}}}
 // LOG: {"step": 5, "loss":
 // PLAN: "format": "piper-plan"

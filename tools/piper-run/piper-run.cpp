@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Buffers.h"
 #include "Plan.h"
 #include "Trace.h"
 #ifdef PIPER_RUN_HAVE_MPI
@@ -86,6 +87,11 @@ cl::opt<cl::boolOrDefault> progress(
     cl::desc("Print a progress line (time per step, ETA) to stderr after "
              "each step (default: when stderr is a terminal)"),
     cl::cat(category));
+cl::opt<bool> bufferStatsFlag(
+    "buffer-stats",
+    cl::desc("At the end, print how many of the plan's allocations the "
+             "buffer cache served (rank 0, stderr)"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> logFile("log",
                              cl::desc("Also write one JSON line per step"),
                              cl::value_desc("file"), cl::cat(category));
@@ -526,6 +532,12 @@ int main(int argc, char **argv) {
                   static_cast<size_t>(result.localNumel()) *
                       result.elementSize());
     }
+  }
+  if (bufferStatsFlag && rank == 0) {
+    BufferStats stats = bufferStats();
+    llvm::errs() << "piper-run: " << stats.requests << " allocations, "
+                 << stats.reused << " served from the buffer cache, "
+                 << stats.reservedBytes << " bytes reserved\n";
   }
   if (!paramsOut.empty()) {
     // Every parameter, from the lowest rank whose role reads it (and, for a
