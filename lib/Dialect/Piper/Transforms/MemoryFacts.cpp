@@ -49,6 +49,59 @@ int64_t memory::axesSize(CollectiveOp collective) {
   return n;
 }
 
+void DAGFacts::collectLocalTypes() {
+  auto localOf = [&](Value value) {
+    auto it = localTypes.find(value);
+    return it == localTypes.end() ? value.getType() : it->second;
+  };
+  auto record = [&](Value value, Type type) {
+    if (type && type != value.getType() &&
+        getElementDivisor(value.getType(), type) > 1)
+      localTypes[value] = type;
+  };
+  if (fn && !fn.isExternal()) {
+    // Parameters by their placements; optimizer slots shaped like their
+    // parameter with it.
+    llvm::StringMap<std::pair<Type, Type>> params;
+    for (BlockArgument arg : fn.getArguments())
+      if (ParamAttr param = paramOfArg(arg)) {
+        Type type = getLocalParamType(param, arg.getType(), dag);
+        record(arg, type);
+        params[param.getName()] = {arg.getType(), type};
+      }
+    for (BlockArgument arg : fn.getArguments())
+      if (OptStateAttr state = stateOfArg(arg))
+        if (auto it = params.find(state.getParam());
+            it != params.end() && it->second.first == arg.getType())
+          record(arg, it->second.second);
+  }
+  for (Operation &node : dag.getBody().front().without_terminator()) {
+    if (auto task = dyn_cast<TaskOp>(node)) {
+      SmallVector<Type> argTypes;
+      bool split = false;
+      for (Value operand : task->getOperands()) {
+        argTypes.push_back(localOf(operand));
+        split |= argTypes.back() != operand.getType();
+      }
+      if (!split)
+        continue;
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          task, task.getCalleeAttr());
+      if (!callee || callee.isExternal())
+        continue;
+      LocalSizes sizes(callee, argTypes);
+      for (auto [result, type] :
+           llvm::zip(task.getOutputs(), sizes.getResultTypes()))
+        record(result, type);
+      continue;
+    }
+    if (isa<TransferOp, AccumulateOp, CollectiveOp>(node) &&
+        node.getNumResults() == 1 && node.getNumOperands() >= 1 &&
+        node.getResult(0).getType() == node.getOperand(0).getType())
+      record(node.getResult(0), localOf(node.getOperand(0)));
+  }
+}
+
 /// The nodes of one group in the order it runs them: its tasks in the
 /// DAG's order; a node fed by something the group computes (a send, a
 /// gradient collective, an accumulator) right after its inputs are ready,

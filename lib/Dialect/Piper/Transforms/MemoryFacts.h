@@ -16,6 +16,7 @@
 #ifndef PIPER_LIB_DIALECT_PIPER_TRANSFORMS_MEMORYFACTS_H
 #define PIPER_LIB_DIALECT_PIPER_TRANSFORMS_MEMORYFACTS_H
 
+#include "piper/Analysis/LocalSizes.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/CommReport.h"
@@ -55,6 +56,7 @@ public:
     fn = dag->getParentOfType<FunctionOpInterface>();
     collectShardings();
     collectGradients();
+    collectLocalTypes();
   }
 
   ParamAttr paramOfArg(BlockArgument arg) const {
@@ -102,6 +104,16 @@ public:
   /// Bytes one device holds of parameter `param` (of `type`), before ZeRO.
   int64_t splitBytes(ParamAttr param, Type type) const {
     return getTensorBytes(type) / sharding(param.getName()).split;
+  }
+
+  /// How many times fewer elements one device holds of `value` than its
+  /// global type: tensor-parallel splits of the parameters, followed through
+  /// the task bodies (LocalSizes) and across the DAG. ZeRO shards apart.
+  int64_t localDivisor(Value value) const {
+    auto it = localTypes.find(value);
+    return it == localTypes.end()
+               ? 1
+               : getElementDivisor(value.getType(), it->second);
   }
 
   /// The MB tag of the forward task whose output `value` carries.
@@ -249,6 +261,11 @@ private:
     }
   }
 
+  /// Each value's type on one device, where smaller than its own: step
+  /// arguments by their placements, task results by their bodies, and what
+  /// transfers, accumulators and type-preserving collectives carry.
+  void collectLocalTypes();
+
   DAGOp dag;
   // Mutable: the interface accessors are not const.
   mutable FunctionOpInterface fn;
@@ -256,6 +273,7 @@ private:
   DenseSet<Value> gradients;
   DenseMap<Value, ParamAttr> gradientParams;
   DenseMap<Attribute, int64_t> bodyBytes;
+  DenseMap<Value, Type> localTypes;
 };
 
 /// The nodes of one group in the order it runs them (see MemoryFacts.cpp).

@@ -152,7 +152,8 @@ DeviceMemoryPlan planGroup(std::string group, DictionaryAttr devices,
            std::make_pair(b.first, resultNumber(b.second));
   });
   auto classify = [&](Value value, Operation *node, MemoryBuffer &buffer) {
-    buffer.bytes = getTensorBytes(value.getType());
+    // What one device holds: tensor-parallel bodies keep split channels.
+    buffer.bytes = getTensorBytes(value.getType()) / facts.localDivisor(value);
     if (facts.isGradient(value)) {
       buffer.kind = MemoryKind::Grads;
       if (ParamAttr param = facts.paramOfGradient(value)) {
