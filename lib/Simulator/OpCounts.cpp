@@ -18,6 +18,8 @@
 
 #include "piper/Simulator/OpCounts.h"
 
+#include "piper/Analysis/LocalSizes.h"
+
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -170,19 +172,21 @@ OpCount backward(StringRef name, int64_t wrt, TypeRange primals,
   return c;
 }
 
-} // namespace
-
-OpCount mlir::piper::countOp(Operation *op) {
-  if (isa<func::CallOp, func::ReturnOp, YieldOp, CollectiveOp>(op) ||
-      op->hasTrait<OpTrait::ConstantLike>())
-    return {};
+/// The cost of `op` with `typeOf` giving its values' types.
+OpCount costWith(Operation *op, function_ref<Type(Value)> typeOf) {
+  auto typesOf = [&](ValueRange values) {
+    SmallVector<Type> types;
+    for (Value v : values)
+      types.push_back(typeOf(v));
+    return types;
+  };
   if (auto vjp = dyn_cast<VJPOp>(op)) {
     OpCount total;
-    SmallVector<Type> primals(vjp.getPrimals().getTypes());
-    SmallVector<Type> cts(vjp.getCotangents().getTypes());
+    SmallVector<Type> primals = typesOf(vjp.getPrimals());
+    SmallVector<Type> cts = typesOf(vjp.getCotangents());
     for (auto [i, wrt] : llvm::enumerate(vjp.getWrt()))
       total += backward(vjp.getOp(), wrt, primals, cts,
-                        TypeRange(vjp.getResult(i).getType()));
+                        TypeRange(typeOf(vjp.getResult(i))));
     return total;
   }
   bool hasTensor =
@@ -190,11 +194,30 @@ OpCount mlir::piper::countOp(Operation *op) {
       llvm::any_of(op->getResultTypes(), llvm::IsaPred<ShapedType>);
   if (!hasTensor)
     return {};
-  return forward(op->getName().getStringRef(), op->getOperandTypes(),
-                 op->getResultTypes());
+  return forward(op->getName().getStringRef(), typesOf(op->getOperands()),
+                 typesOf(op->getResults()));
 }
 
-OpCount mlir::piper::countBody(FunctionOpInterface body) {
+} // namespace
+
+OpCount mlir::piper::countOp(Operation *op, const LocalSizes *sizes) {
+  if (isa<func::CallOp, func::ReturnOp, YieldOp, CollectiveOp>(op) ||
+      op->hasTrait<OpTrait::ConstantLike>())
+    return {};
+  OpCount global = costWith(op, [](Value v) { return v.getType(); });
+  int64_t divisor = sizes ? sizes->getFlopDivisor(op) : 1;
+  if (divisor <= 1)
+    return global;
+  // A device's share of a tensor-parallel op: the FLOPs divided as the
+  // work is, the bytes of what it reads and writes.
+  OpCount local = costWith(op, [&](Value v) { return sizes->getLocalType(v); });
+  local.matrixFlops = global.matrixFlops / double(divisor);
+  local.vectorFlops = global.vectorFlops / double(divisor);
+  return local;
+}
+
+OpCount mlir::piper::countBody(FunctionOpInterface body,
+                               const LocalSizes *sizes) {
   OpCount total;
   body->walk([&](Operation *op) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
@@ -205,7 +228,7 @@ OpCount mlir::piper::countBody(FunctionOpInterface body) {
     }
     if (isa<AnnotateOp>(op))
       return;
-    total += countOp(op);
+    total += countOp(op, sizes);
   });
   return total;
 }

@@ -19,6 +19,7 @@
 
 #include "piper/Simulator/Simulate.h"
 
+#include "piper/Analysis/LocalSizes.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/MemoryPlan.h"
 #include "piper/Dialect/Piper/Transforms/Programs.h"
@@ -151,17 +152,61 @@ private:
 
   void launchSegments(LaunchOp launch, sim::Instr &instr, double &launchFlops);
   void bodySegments(func::FuncOp body, std::vector<sim::Segment> &segments,
-                    double &compute, double &launchFlops, double share);
+                    double &compute, double &launchFlops, double share,
+                    const LocalSizes *sizes);
+
+  /// What one device holds of each program value smaller than its type:
+  /// parameters and optimizer state split by their placements (tensor and
+  /// expert parallelism), launch results by their bodies (LocalSizes), and
+  /// what sums and type-preserving collectives carry. Received values are
+  /// taken as whole.
+  DenseMap<Value, Type> localTypes;
+  Type localOf(Value value) const {
+    auto it = localTypes.find(value);
+    return it == localTypes.end() ? value.getType() : it->second;
+  }
+  void recordLocal(Value value, Type type) {
+    if (type && type != value.getType() &&
+        getElementDivisor(value.getType(), type) > 1)
+      localTypes[value] = type;
+  }
+  /// The local type of the step argument an input without microbatches
+  /// reads.
+  void recordInput(ProgramOp program, InputOp input);
 
   ModuleOp module;
   const SimulateOptions &options;
   const sim::DeviceSpec &device;
 };
 
+void ProblemBuilder::recordInput(ProgramOp program, InputOp input) {
+  if (input.getMicrobatch())
+    return;
+  auto step = module.lookupSymbol<func::FuncOp>(program.getStepAttr());
+  if (!step || input.getIndex() >= int64_t(step.getNumArguments()))
+    return;
+  unsigned index = input.getIndex();
+  Type type = step.getArgumentTypes()[index];
+  if (type != input.getType())
+    return;
+  auto param =
+      step.getArgAttrOfType<ParamAttr>(index, PiperDialect::getParamAttrName());
+  if (auto state = step.getArgAttrOfType<OptStateAttr>(
+          index, PiperDialect::getStateAttrName()))
+    for (unsigned i = 0, e = step.getNumArguments(); i < e && !param; ++i)
+      if (auto other = step.getArgAttrOfType<ParamAttr>(
+              i, PiperDialect::getParamAttrName());
+          other && other.getName() == state.getParam() &&
+          step.getArgumentTypes()[i] == type)
+        param = other;
+  if (param)
+    recordLocal(input.getResult(), getLocalParamType(param, type, program));
+}
+
 void ProblemBuilder::bodySegments(func::FuncOp body,
                                   std::vector<sim::Segment> &segments,
                                   double &compute, double &launchFlops,
-                                  double share) {
+                                  double share, const LocalSizes *sizes) {
   auto flush = [&]() {
     if (compute <= 0)
       return;
@@ -175,7 +220,7 @@ void ProblemBuilder::bodySegments(func::FuncOp body,
   body->walk([&](Operation *op) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
       if (auto callee = module.lookupSymbol<func::FuncOp>(call.getCalleeAttr()))
-        bodySegments(callee, segments, compute, launchFlops, share);
+        bodySegments(callee, segments, compute, launchFlops, share, nullptr);
       return;
     }
     if (auto collective = dyn_cast<CollectiveOp>(op)) {
@@ -189,7 +234,7 @@ void ProblemBuilder::bodySegments(func::FuncOp body,
     }
     if (isa<AnnotateOp>(op))
       return;
-    OpCount count = countOp(op);
+    OpCount count = countOp(op, sizes);
     if (count.kernels == 0)
       return;
     std::optional<sim::Precision> precision = precisionOf(op);
@@ -205,8 +250,17 @@ void ProblemBuilder::bodySegments(func::FuncOp body,
 void ProblemBuilder::launchSegments(LaunchOp launch, sim::Instr &instr,
                                     double &launchFlops) {
   auto body = module.lookupSymbol<func::FuncOp>(launch.getCalleeAttr());
-  if (body)
-    launchFlops += countBody(body).flops();
+  // One device's share of a tensor-parallel body.
+  SmallVector<Type> argTypes;
+  for (Value operand : launch->getOperands())
+    argTypes.push_back(localOf(operand));
+  LocalSizes sizes(body, argTypes);
+  if (body) {
+    launchFlops += countBody(body, &sizes).flops();
+    for (auto [result, type] :
+         llvm::zip(launch->getResults(), sizes.getResultTypes()))
+      recordLocal(result, type);
+  }
   if (options.unitCosts) {
     // F = BI = BW = 1 (a fused B is both); updates and the rest are free.
     double work = llvm::StringSwitch<double>(instr.category)
@@ -236,7 +290,7 @@ void ProblemBuilder::launchSegments(LaunchOp launch, sim::Instr &instr,
   if (!body)
     return;
   double compute = 0, ignored = 0;
-  bodySegments(body, instr.segments, compute, ignored, share);
+  bodySegments(body, instr.segments, compute, ignored, share, &sizes);
   if (compute > 0) {
     sim::Segment seg;
     seg.work = compute;
@@ -288,6 +342,12 @@ ProblemBuilder::build(function_ref<InFlightDiagnostic()> emitError) {
     DenseMap<StringAttr, std::pair<int64_t, CollectiveKind>> lastBucket;
 
     for (Operation &op : program.getBody().front()) {
+      if (auto input = dyn_cast<InputOp>(op))
+        recordInput(program, input);
+      else if (!isa<LaunchOp>(op) && op.getNumResults() == 1 &&
+               op.getNumOperands() >= 1 &&
+               op.getResult(0).getType() == op.getOperand(0).getType())
+        recordLocal(op.getResult(0), localOf(op.getOperand(0)));
       StringAttr streamName = getProgramStream(&op);
       if (!streamName)
         continue;

@@ -22,6 +22,8 @@
 
 namespace mlir::piper {
 
+class LocalSizes;
+
 /// The cost of one op, or a sum of them.
 struct OpCount {
   /// Multiply-adds count two. Matrix products (tensor cores) apart from
@@ -48,10 +50,17 @@ struct OpCount {
 /// traffic and one vector op per result element). Structure (constants,
 /// `func.call`, `func.return`, `piper.yield`, `piper.collective`) is free
 /// here; calls are followed by `countBody`.
-OpCount countOp(Operation *op);
+///
+/// With `sizes` (what one device holds of the body `op` is in), the cost on
+/// one device of a tensor-parallel body: the FLOPs divided by the op's FLOP
+/// divisor, the bytes those of its local types. Ops whose divisor is 1
+/// (expert_ffn under expert parallelism among them) keep their global-view
+/// cost.
+OpCount countOp(Operation *op, const LocalSizes *sizes = nullptr);
 
-/// The cost of a function body: its ops, and the bodies it calls.
-OpCount countBody(FunctionOpInterface body);
+/// The cost of a function body: its ops, and the bodies it calls (those
+/// at their global sizes).
+OpCount countBody(FunctionOpInterface body, const LocalSizes *sizes = nullptr);
 
 } // namespace mlir::piper
 
