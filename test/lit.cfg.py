@@ -93,3 +93,68 @@ if mpiexec:
             "PIPER_RT_TIMEOUT=30 timeout 120 " + mpiexec + " --oversubscribe",
         ),
     )
+
+# The same runs launched by Slurm's `srun` (test/Integration/srun.mlir), on
+# a throwaway one-node cluster that the test starts and stops itself with
+# scripts/slurm-local (slurmctld, slurmd and munged as the current user,
+# everything under its %t). The feature `slurm` needs those tools, and a
+# trial start and stop here (about 4 s) must succeed, so that a machine
+# where the cluster cannot start skips the test rather than failing it.
+# PIPER_TEST_SLURM=0 skips the trial (and the test); PIPER_TEST_SLURM=1
+# requires the feature: a failed trial is then an error.
+def _slurm_local_works():
+    import tempfile
+
+    sbin_path = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
+    missing = [
+        tool
+        for tool in ["srun", "sinfo", "scancel", "squeue", "slurmctld", "slurmd", "munged"]
+        if not shutil.which(tool, path=sbin_path)
+    ]
+    if missing:
+        return "not installed: " + " ".join(missing)
+    script = os.path.join(config.piper_src_root, "scripts", "slurm-local")
+    probe = tempfile.mkdtemp(prefix="piper-slurm-probe.")
+    try:
+        result = subprocess.run(
+            [script, "start", probe],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+        if result.returncode != 0:
+            return "scripts/slurm-local start failed: " + result.stderr.strip()
+        return None
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "scripts/slurm-local start failed: " + str(e)
+    finally:
+        try:
+            subprocess.run([script, "stop", probe], timeout=60,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        shutil.rmtree(probe, ignore_errors=True)
+
+
+slurm_wanted = os.environ.get("PIPER_TEST_SLURM", "")
+if mpiexec and slurm_wanted != "0":
+    slurm_problem = _slurm_local_works()
+    if slurm_problem is None:
+        config.available_features.add("slurm")
+    elif slurm_wanted == "1":
+        lit_config.error("PIPER_TEST_SLURM=1 but " + slurm_problem)
+    else:
+        lit_config.note("srun tests skipped: " + slurm_problem)
+    # The runs under srun: the PMIx plugin (OpenMPI's MPI_Init needs it; the
+    # cluster's default, named again for clarity), --overcommit for more ranks
+    # than cores, and the same timeouts and sanitizer options as %mpiexec.
+    # SLURM_CONF comes from the test.
+    config.substitutions.insert(
+        0,
+        (
+            "%srun",
+            "env ASAN_OPTIONS=" + mpi_asan_options + " "
+            "PIPER_RT_TIMEOUT=30 timeout 120 srun --mpi=pmix --overcommit",
+        ),
+    )
