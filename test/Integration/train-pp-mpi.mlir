@@ -77,7 +77,7 @@
 // CHECK-NOT: step
 // LOG: {"step": 1, "loss": {{.*}}, "seconds": {{.*}}}
 // LOG: {"step": 5, "loss":
-// NP: piper-run: piper-rt: invalid argument: rank 0: the mesh (pp=2) has 2 devices but MPI started 3 ranks; run with mpirun -np 2 (at {{.*}}Context.cpp:{{[0-9]+}})
+// NP: piper-run: piper-rt: invalid argument: rank 0: the mesh (pp=2) has 2 devices but MPI started 3 ranks; run with 2 ranks (mpirun -np 2, or srun -n 2) (at {{.*}}Context.cpp:{{[0-9]+}})
 
 // TRACE: {"displayTimeUnit":"ms","traceEvents":[
 // TRACE-DAG: {"name":"thread_name","ph":"M","pid":0,"tid":{{[0-9]+}},"args":{"name":"compute"}}

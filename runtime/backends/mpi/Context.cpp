@@ -175,9 +175,11 @@ piper_rt_status piper_rt_set_mesh(piper_rt_context context,
     return PIPER_RT_ERROR(
         PIPER_RT_ERROR_INVALID_ARGUMENT,
         "rank %d: the mesh %s has %lld devices but MPI started %d ranks; "
-        "run with mpirun -np %lld",
+        "run with %lld ranks (mpirun -np %lld, or srun -n %lld)",
         context->rank, describeMesh(*mesh).c_str(),
         static_cast<long long>(mesh->numDevices), context->size,
+        static_cast<long long>(mesh->numDevices),
+        static_cast<long long>(mesh->numDevices),
         static_cast<long long>(mesh->numDevices));
   context->mesh = *mesh;
   context->coords.assign(mesh->names.size(), 0);
