@@ -8,9 +8,10 @@
 // Serial.
 // RUN: piper-gen --model=mlp --config=tiny-mlp --dtype=f64 --mesh=dp=1 -o %t/mlp.mlir
 // RUN: piper-compile %t/mlp.mlir -o %t/mlp.plan
-// RUN: piper-run %t/mlp.plan --steps=5 --log=%t/mlp.jsonl > %t/mlp.run.txt
-// RUN: piper-interp %t/mlp.mlir --steps=5 --optimizer=adamw > %t/mlp.interp.txt
+// RUN: piper-run %t/mlp.plan --steps=5 --log=%t/mlp.jsonl --params-out=%t/mlp.run.params > %t/mlp.run.txt
+// RUN: piper-interp %t/mlp.mlir --steps=5 --optimizer=adamw --params-out=%t/mlp.interp.params > %t/mlp.interp.txt
 // RUN: %numdiff %t/mlp.interp.txt %t/mlp.run.txt
+// RUN: %numdiff %t/mlp.interp.params %t/mlp.run.params
 // RUN: FileCheck %s --check-prefix=LOG --input-file=%t/mlp.jsonl
 // The plan's temporaries come from piper-run's buffer cache: every step
 // after the first is served entirely by cached buffers (the first step
@@ -20,14 +21,16 @@
 // RUN: FileCheck %s --check-prefix=BUFFERS --input-file=%t/mlp.buffers.txt
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --mesh=dp=1 -o %t/gpt.mlir
 // RUN: piper-compile %t/gpt.mlir -o %t/gpt.plan
-// RUN: piper-run %t/gpt.plan --steps=5 > %t/gpt.run.txt
-// RUN: piper-interp %t/gpt.mlir --steps=5 --optimizer=adamw > %t/gpt.interp.txt
+// RUN: piper-run %t/gpt.plan --steps=5 --params-out=%t/gpt.run.params > %t/gpt.run.txt
+// RUN: piper-interp %t/gpt.mlir --steps=5 --optimizer=adamw --params-out=%t/gpt.interp.params > %t/gpt.interp.txt
 // RUN: %numdiff %t/gpt.interp.txt %t/gpt.run.txt
+// RUN: %numdiff %t/gpt.interp.params %t/gpt.run.params
 // RUN: piper-gen --model=moe --config=tiny-moe --dtype=f64 --mesh=dp=1 -o %t/moe.mlir
 // RUN: piper-compile %t/moe.mlir -o %t/moe.plan
-// RUN: piper-run %t/moe.plan --steps=5 > %t/moe.run.txt
-// RUN: piper-interp %t/moe.mlir --steps=5 --optimizer=adamw > %t/moe.interp.txt
+// RUN: piper-run %t/moe.plan --steps=5 --params-out=%t/moe.run.params > %t/moe.run.txt
+// RUN: piper-interp %t/moe.mlir --steps=5 --optimizer=adamw --params-out=%t/moe.interp.params > %t/moe.interp.txt
 // RUN: %numdiff %t/moe.interp.txt %t/moe.run.txt
+// RUN: %numdiff %t/moe.interp.params %t/moe.run.params
 // RUN: FileCheck %s --input-file=%t/moe.run.txt
 
 // Two microbatches of half the batch each vs the serial step at the whole

@@ -13,12 +13,13 @@
 
 // MLP.
 // RUN: piper-gen --model=mlp --config=tiny-mlp --dtype=f64 --mesh=dp=1 -o %t/mlp.mlir
-// RUN: piper-interp %t/mlp.mlir --steps=5 --optimizer=adamw > %t/mlp.interp.txt
+// RUN: piper-interp %t/mlp.mlir --steps=5 --optimizer=adamw --params-out=%t/mlp.interp.params > %t/mlp.interp.txt
 // RUN: piper-gen --model=mlp --config=tiny-mlp --dtype=f64 --pp=2 --mesh=pp=2 --batch=2 -o %t/mlp.pp.mlir
 // RUN: piper-compile %t/mlp.pp.mlir --directives=%t/pp2.json -o %t/mlp.pp2.plan
 // RUN: FileCheck %s --check-prefix=PLAN --input-file=%t/mlp.pp2.plan/plan.json
-// RUN: %mpiexec -np 2 piper-run %t/mlp.pp2.plan --steps=5 --log=%t/mlp.jsonl > %t/mlp.pp2.txt
+// RUN: %mpiexec -np 2 piper-run %t/mlp.pp2.plan --steps=5 --log=%t/mlp.jsonl --params-out=%t/mlp.pp2.params > %t/mlp.pp2.txt
 // RUN: %numdiff %t/mlp.interp.txt %t/mlp.pp2.txt
+// RUN: %numdiff %t/mlp.interp.params %t/mlp.pp2.params
 // RUN: FileCheck %s --input-file=%t/mlp.pp2.txt
 // RUN: FileCheck %s --check-prefix=LOG --input-file=%t/mlp.jsonl
 // A rank that dies mid-job (SIGKILL as step 2 starts, on either rank)
@@ -40,28 +41,31 @@
 
 // GPT.
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --mesh=dp=1 -o %t/gpt.mlir
-// RUN: piper-interp %t/gpt.mlir --steps=5 --optimizer=adamw > %t/gpt.interp.txt
+// RUN: piper-interp %t/gpt.mlir --steps=5 --optimizer=adamw --params-out=%t/gpt.interp.params > %t/gpt.interp.txt
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --pp=2 --mesh=pp=2 --batch=1 -o %t/gpt.pp.mlir
 // RUN: piper-compile %t/gpt.pp.mlir --directives=%t/pp2.json -o %t/gpt.pp2.plan
-// RUN: %mpiexec -np 2 piper-run %t/gpt.pp2.plan --steps=5 > %t/gpt.pp2.txt
+// RUN: %mpiexec -np 2 piper-run %t/gpt.pp2.plan --steps=5 --params-out=%t/gpt.pp2.params > %t/gpt.pp2.txt
 // RUN: %numdiff %t/gpt.interp.txt %t/gpt.pp2.txt
+// RUN: %numdiff %t/gpt.interp.params %t/gpt.pp2.params
 
 // MoE (its expert chunks stay on their stage: no expert parallelism yet).
 // RUN: piper-gen --model=moe --config=tiny-moe --dtype=f64 --mesh=dp=1 -o %t/moe.mlir
-// RUN: piper-interp %t/moe.mlir --steps=5 --optimizer=adamw > %t/moe.interp.txt
+// RUN: piper-interp %t/moe.mlir --steps=5 --optimizer=adamw --params-out=%t/moe.interp.params > %t/moe.interp.txt
 // RUN: piper-gen --model=moe --config=tiny-moe --dtype=f64 --pp=2 --mesh=pp=2 --batch=1 -o %t/moe.pp.mlir
 // RUN: piper-compile %t/moe.pp.mlir --directives=%t/pp2.json -o %t/moe.pp2.plan
-// RUN: %mpiexec -np 2 piper-run %t/moe.pp2.plan --steps=5 > %t/moe.pp2.txt
+// RUN: %mpiexec -np 2 piper-run %t/moe.pp2.plan --steps=5 --params-out=%t/moe.pp2.params > %t/moe.pp2.txt
 // RUN: %numdiff %t/moe.interp.txt %t/moe.pp2.txt
+// RUN: %numdiff %t/moe.interp.params %t/moe.pp2.params
 
 // PP4 on 4 ranks: the loss travels from rank 3 to rank 0.
 // RUN: echo '{"mesh": "mesh", "directives": [{"split": {"filter": {}, "n": 4}}, {"place": {"filter": {"PP": 0}, "devices": {"pp": 0}, "stream": "pp"}}, {"place": {"filter": {"PP": 1}, "devices": {"pp": 1}, "stream": "pp"}}, {"place": {"filter": {"PP": 2}, "devices": {"pp": 2}, "stream": "pp"}}, {"place": {"filter": {"PP": 3}, "devices": {"pp": 3}, "stream": "pp"}}, {"schedule": {"name": "1f1b"}}]}' > %t/pp4.json
 // RUN: piper-gen --model=mlp --config=tiny-mlp --layers=4 --dtype=f64 --mesh=dp=1 -o %t/mlp4.mlir
-// RUN: piper-interp %t/mlp4.mlir --steps=5 --optimizer=adamw > %t/mlp4.interp.txt
+// RUN: piper-interp %t/mlp4.mlir --steps=5 --optimizer=adamw --params-out=%t/mlp4.interp.params > %t/mlp4.interp.txt
 // RUN: piper-gen --model=mlp --config=tiny-mlp --layers=4 --pp=4 --dtype=f64 --mesh=pp=4 --batch=1 -o %t/mlp4.pp.mlir
 // RUN: piper-compile %t/mlp4.pp.mlir --directives=%t/pp4.json -o %t/mlp4.pp4.plan
-// RUN: %mpiexec -np 4 piper-run %t/mlp4.pp4.plan --steps=5 > %t/mlp4.pp4.txt
+// RUN: %mpiexec -np 4 piper-run %t/mlp4.pp4.plan --steps=5 --params-out=%t/mlp4.pp4.params > %t/mlp4.pp4.txt
 // RUN: %numdiff %t/mlp4.interp.txt %t/mlp4.pp4.txt
+// RUN: %numdiff %t/mlp4.interp.params %t/mlp4.pp4.params
 
 // The rank count must be the mesh's device count.
 // RUN: not %mpiexec -np 3 piper-run %t/mlp.pp2.plan --steps=1 > %t/np3.txt 2>&1
