@@ -213,9 +213,18 @@ void piper::rt::startProgressThread(piper_rt_context_impl &context) {
       // 50 us between tests keeps a 4 MiB all-reduce moving at memory speed
       // while costing a few percent of a core; idle, sleep until woken (the
       // 100 ms bound is for the watchdog).
-      auto pause = anyPending(context) ? std::chrono::microseconds(50)
-                                       : std::chrono::microseconds(100000);
+      // Pending work, or some within the last millisecond: poll again in
+      // 50 us; longer idle: sleep until an enqueue wakes this thread.
+      double t = now(context);
+      if (anyPending(context))
+        context.lastPendingSeconds = t;
+      bool poll = context.lastPendingSeconds >= 0 &&
+                  t - context.lastPendingSeconds < 1e-3;
+      context.progressSleepingLong = !poll;
+      auto pause = poll ? std::chrono::microseconds(50)
+                        : std::chrono::microseconds(100000);
       context.wake.wait_for(lock, pause);
+      context.progressSleepingLong = false;
     }
   });
 }

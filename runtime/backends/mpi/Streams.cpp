@@ -31,6 +31,7 @@ piper_rt_status piper::rt::checkStream(piper_rt_stream_impl *stream) {
 
 piper_rt_status piper::rt::enqueue(piper_rt_stream_impl &stream, Op op) {
   piper_rt_context_impl &context = *stream.context;
+  bool wake;
   {
     std::lock_guard<std::mutex> guard(context.mutex);
     stream.queue.push_back(op);
@@ -39,8 +40,11 @@ piper_rt_status piper::rt::enqueue(piper_rt_stream_impl &stream, Op op) {
     // thread's next round.
     if (stream.queue.size() == 1)
       progressAll(context);
+    // A polling progress thread sees the operation within 50 us anyway.
+    wake = context.progressSleepingLong;
   }
-  context.wake.notify_one();
+  if (wake)
+    context.wake.notify_one();
   return PIPER_RT_OK;
 }
 
