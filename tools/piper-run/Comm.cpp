@@ -73,7 +73,9 @@ struct State {
     std::function<void()> run;
   };
   std::deque<Finisher> finishers;
-  std::map<const void *, piper_rt_stream> pendingOutputs;
+  /// Output ranges still being written: start -> (end, stream).
+  std::map<const char *, std::pair<const char *, piper_rt_stream>>
+      pendingOutputs;
   /// Staging of the nonblocking collectives, alive until finished.
   std::vector<std::shared_ptr<std::vector<uint64_t>>> collectiveStaging;
   std::map<std::pair<int64_t, int64_t>, piper_rt_stream> sendStreams;
@@ -128,7 +130,7 @@ void gather(const View &v, size_t elt, char *out) {
   }
 }
 
-void ready(const void *data);
+void ready(const View &v, size_t elt);
 
 void send(int64_t rank, void *desc, int64_t offset, int64_t tag,
           piper_rt_dtype dtype, size_t elt) {
@@ -138,7 +140,7 @@ void send(int64_t rank, void *desc, int64_t offset, int64_t tag,
     return;
   }
   View v = view(rank, desc);
-  ready(v.aligned + v.offset * elt);
+  ready(v, elt);
   size_t n = static_cast<size_t>(v.numel());
   auto copy = std::make_unique<std::vector<uint64_t>>((n * elt + 7) / 8 + 1);
   gather(v, elt, reinterpret_cast<char *>(copy->data()));
@@ -188,15 +190,31 @@ void finishStream(piper_rt_stream stream) {
   state.finishers = std::move(rest);
   for (auto it = state.pendingOutputs.begin();
        it != state.pendingOutputs.end();)
-    it = it->second == stream ? state.pendingOutputs.erase(it) : std::next(it);
+    it = it->second.second == stream ? state.pendingOutputs.erase(it)
+                                     : std::next(it);
 }
 
-/// Before the host reads `data`: if a nonblocking collective still writes
-/// it, completes that collective's stream.
-void ready(const void *data) {
-  auto it = state.pendingOutputs.find(data);
-  if (it != state.pendingOutputs.end())
-    finishStream(it->second);
+/// Before the host reads the view `v`: completes the stream of every
+/// nonblocking collective that still writes memory the view may touch.
+void ready(const View &v, size_t elt) {
+  // The elements a strided view can touch: from its first to its last.
+  const char *first = v.aligned + v.offset * elt, *last = first;
+  for (int64_t d = 0; d < v.rank; ++d) {
+    if (v.sizes[d] == 0)
+      return;
+    last += (v.sizes[d] - 1) * v.strides[d] * static_cast<int64_t>(elt);
+  }
+  last += elt;
+  // Any pending output overlapping [first, last): complete its stream.
+  for (;;) {
+    auto it = state.pendingOutputs.upper_bound(last - 1);
+    if (it == state.pendingOutputs.begin())
+      return;
+    --it;
+    if (it->second.first <= first)
+      return;
+    finishStream(it->second.second);
+  }
 }
 
 /// Every nonblocking collective completed and finished (a step's results
@@ -308,7 +326,7 @@ void shard(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
   piper_rt_comm_size(comm, &members);
   piper_rt_comm_rank(comm, &member);
   View in = view(rin, din), out = view(rout, dout);
-  ready(in.aligned + in.offset * elt);
+  ready(in, elt);
   int64_t chunk = out.numel();
   std::vector<uint64_t> staging((chunk * members * elt + 7) / 8 + 1, 0);
   gather(in, elt, reinterpret_cast<char *>(staging.data()));
@@ -329,7 +347,7 @@ void iallReduce(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
   if (!comm)
     return;
   View in = view(rin, din), out = view(rout, dout);
-  ready(in.aligned + in.offset * elt);
+  ready(in, elt);
   char *data = out.aligned + out.offset * elt;
   gather(in, elt, data);
   int64_t n = in.numel();
@@ -337,7 +355,7 @@ void iallReduce(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
   if (piper_rt_all_reduce(comm, data, data, n, dtype, PIPER_RT_SUM) !=
       PIPER_RT_OK)
     return recordCollective("all_reduce", index);
-  state.pendingOutputs[data] = stream;
+  state.pendingOutputs[data] = {data + n * elt, stream};
   state.finishers.push_back(
       {stream, [=] { scaleElements(data, n, scale, dtype); }});
 }
@@ -351,7 +369,7 @@ void ireduceScatter(int64_t rin, void *din, int64_t rout, void *dout,
   int members = 1;
   piper_rt_comm_size(comm, &members);
   View in = view(rin, din), out = view(rout, dout);
-  ready(in.aligned + in.offset * elt);
+  ready(in, elt);
   int64_t chunk = out.numel();
   auto staging = std::make_shared<std::vector<uint64_t>>(
       (chunk * members * elt + 7) / 8 + 1, 0);
@@ -362,7 +380,7 @@ void ireduceScatter(int64_t rin, void *din, int64_t rout, void *dout,
                               PIPER_RT_SUM) != PIPER_RT_OK)
     return recordCollective("reduce_scatter", index);
   state.collectiveStaging.push_back(staging);
-  state.pendingOutputs[data] = stream;
+  state.pendingOutputs[data] = {data + chunk * elt, stream};
   state.finishers.push_back(
       {stream, [=] { scaleElements(data, chunk, scale, dtype); }});
 }
@@ -375,7 +393,7 @@ void iallGather(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
   int members = 1;
   piper_rt_comm_size(comm, &members);
   View in = view(rin, din), out = view(rout, dout);
-  ready(in.aligned + in.offset * elt);
+  ready(in, elt);
   int64_t chunk = in.numel();
   auto mine =
       std::make_shared<std::vector<uint64_t>>((chunk * elt + 7) / 8 + 1);
@@ -390,7 +408,7 @@ void iallGather(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
     return recordCollective("all_gather", index);
   state.collectiveStaging.push_back(mine);
   state.collectiveStaging.push_back(all);
-  state.pendingOutputs[data] = stream;
+  state.pendingOutputs[data] = {data + bytes, stream};
   state.finishers.push_back(
       {stream, [=] { std::memcpy(data, all->data(), bytes); }});
 }
