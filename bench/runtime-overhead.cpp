@@ -52,8 +52,8 @@ namespace {
 int worldRank = -1;
 
 [[noreturn]] void die(const char *file, int line, const std::string &what) {
-  std::fprintf(stderr, "piper-bench-runtime: rank %d at %s:%d: %s\n",
-               worldRank, file, line, what.c_str());
+  std::fprintf(stderr, "piper-bench-runtime: rank %d at %s:%d: %s\n", worldRank,
+               file, line, what.c_str());
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::exit(1);
@@ -180,24 +180,30 @@ int main(int argc, char **argv) {
   std::vector<Row> rows;
 
   // Local instructions (every rank runs them; rank 0's time is printed).
-  rows.push_back({"launch (empty kernel)", measure(o, [&](long n) {
-                    for (long i = 0; i < n; ++i)
-                      CHECK_OK(piper_rt_launch(compute, "k", emptyKernel,
-                                               nullptr));
-                  }),
+  rows.push_back({"launch (empty kernel)",
+                  measure(o,
+                          [&](long n) {
+                            for (long i = 0; i < n; ++i)
+                              CHECK_OK(piper_rt_launch(compute, "k",
+                                                       emptyKernel, nullptr));
+                          }),
                   -1, ""});
-  rows.push_back({"event record + stream wait_event", measure(o, [&](long n) {
-                    for (long i = 0; i < n; ++i) {
-                      CHECK_OK(piper_rt_event_record(event, compute));
-                      CHECK_OK(piper_rt_stream_wait_event(pp, event));
-                    }
-                    CHECK_OK(piper_rt_stream_synchronize(pp));
-                  }),
+  rows.push_back({"event record + stream wait_event",
+                  measure(o,
+                          [&](long n) {
+                            for (long i = 0; i < n; ++i) {
+                              CHECK_OK(piper_rt_event_record(event, compute));
+                              CHECK_OK(piper_rt_stream_wait_event(pp, event));
+                            }
+                            CHECK_OK(piper_rt_stream_synchronize(pp));
+                          }),
                   -1, ""});
-  rows.push_back({"stream synchronize (idle stream)", measure(o, [&](long n) {
-                    for (long i = 0; i < n; ++i)
-                      CHECK_OK(piper_rt_stream_synchronize(compute));
-                  }),
+  rows.push_back({"stream synchronize (idle stream)",
+                  measure(o,
+                          [&](long n) {
+                            for (long i = 0; i < n; ++i)
+                              CHECK_OK(piper_rt_stream_synchronize(compute));
+                          }),
                   -1, ""});
 
   // Point-to-point: enqueue cost, then a ping-pong (per one-way message).
@@ -259,11 +265,11 @@ int main(int argc, char **argv) {
     for (long i = 0; i < n; ++i) {
       if (rank == 0) {
         CHECK_MPI(MPI_Send(&one, 1, MPI_FLOAT, peer, 2, raw));
-        CHECK_MPI(MPI_Recv(&got, 1, MPI_FLOAT, peer, 3, raw,
-                           MPI_STATUS_IGNORE));
+        CHECK_MPI(
+            MPI_Recv(&got, 1, MPI_FLOAT, peer, 3, raw, MPI_STATUS_IGNORE));
       } else {
-        CHECK_MPI(MPI_Recv(&got, 1, MPI_FLOAT, peer, 2, raw,
-                           MPI_STATUS_IGNORE));
+        CHECK_MPI(
+            MPI_Recv(&got, 1, MPI_FLOAT, peer, 2, raw, MPI_STATUS_IGNORE));
         CHECK_MPI(MPI_Send(&one, 1, MPI_FLOAT, peer, 3, raw));
       }
     }
@@ -296,8 +302,7 @@ int main(int argc, char **argv) {
                 "raw us/op", "added us", "raw MPI call");
     for (const Row &r : rows) {
       if (r.rawUs < 0)
-        std::printf("%-42s %10.3f %10s %10s\n", r.name.c_str(), r.us, "-",
-                    "-");
+        std::printf("%-42s %10.3f %10s %10s\n", r.name.c_str(), r.us, "-", "-");
       else
         std::printf("%-42s %10.3f %10.3f %10.3f  %s\n", r.name.c_str(), r.us,
                     r.rawUs, r.us - r.rawUs, r.raw.c_str());

@@ -15,12 +15,13 @@
 //
 //   piper_comm_send_<t>(in, int64 peer_offset, int64 tag)
 //   piper_comm_recv_<t>(out, int64 peer_offset, int64 tag)
-//   piper_comm_all_reduce_<t>(in, out, int64 comm, f64 scale)
-//   piper_comm_reduce_scatter_<t>(in, out, int64 comm, f64 scale)
-//   piper_comm_all_gather_<t>(in, out, int64 comm)
+//   piper_comm_iall_reduce_<t>(in, out, int64 comm, f64 scale)
+//   piper_comm_ireduce_scatter_<t>(in, out, int64 comm, f64 scale)
+//   piper_comm_iall_gather_<t>(in, out, int64 comm)
+//   piper_comm_all_reduce_<t>(in, out, int64 comm, f64 scale)   (in bodies)
+//   piper_comm_all_to_all_<t>(in, out, int64 comm, int64 direction)
 //   piper_comm_shard_<t>(in, out, int64 comm)
 //   piper_trace_begin(int64 launch) / piper_trace_end(int64 launch)
-//   piper_comm_all_to_all_<t>(in, out, int64 comm, int64 direction)
 //
 // `peer_offset` is the peer's world rank minus the caller's: a program is
 // shared by every replica of its role, and its peer differs from each of

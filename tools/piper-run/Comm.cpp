@@ -258,64 +258,6 @@ void scaleElements(char *data, int64_t n, double scale, piper_rt_dtype dtype) {
     scaleBy<double>(data, n, scale);
 }
 
-/// out = scale * the sum of every member's `in` (same shape).
-void allReduce(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
-               double scale, piper_rt_dtype dtype, size_t elt) {
-  piper_rt_comm comm = commAt(index, "all_reduce");
-  if (!comm)
-    return;
-  View in = view(rin, din), out = view(rout, dout);
-  char *data = out.aligned + out.offset * elt;
-  gather(in, elt, data);
-  if (piper_rt_all_reduce(comm, data, data, in.numel(), dtype, PIPER_RT_SUM) !=
-          PIPER_RT_OK ||
-      piper_rt_stream_synchronize(state.commStreams[index]) != PIPER_RT_OK)
-    return recordCollective("all_reduce", index);
-  scaleElements(data, in.numel(), scale, dtype);
-}
-
-/// out (a chunk) = scale * this member's chunk of the sum of every member's
-/// flattened, zero-padded `in`.
-void reduceScatter(int64_t rin, void *din, int64_t rout, void *dout,
-                   int64_t index, double scale, piper_rt_dtype dtype,
-                   size_t elt) {
-  piper_rt_comm comm = commAt(index, "reduce_scatter");
-  if (!comm)
-    return;
-  int members = 1;
-  piper_rt_comm_size(comm, &members);
-  View in = view(rin, din), out = view(rout, dout);
-  int64_t chunk = out.numel();
-  std::vector<uint64_t> staging((chunk * members * elt + 7) / 8 + 1, 0);
-  gather(in, elt, reinterpret_cast<char *>(staging.data()));
-  char *data = out.aligned + out.offset * elt;
-  if (piper_rt_reduce_scatter(comm, staging.data(), data, chunk, dtype,
-                              PIPER_RT_SUM) != PIPER_RT_OK ||
-      piper_rt_stream_synchronize(state.commStreams[index]) != PIPER_RT_OK)
-    return recordCollective("reduce_scatter", index);
-  scaleElements(data, chunk, scale, dtype);
-}
-
-/// out (whole) = the first numel(out) elements of the members' chunks `in`.
-void allGather(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
-               piper_rt_dtype dtype, size_t elt) {
-  piper_rt_comm comm = commAt(index, "all_gather");
-  if (!comm)
-    return;
-  int members = 1;
-  piper_rt_comm_size(comm, &members);
-  View in = view(rin, din), out = view(rout, dout);
-  int64_t chunk = in.numel();
-  std::vector<uint64_t> mine((chunk * elt + 7) / 8 + 1);
-  std::vector<uint64_t> all((chunk * members * elt + 7) / 8 + 1);
-  gather(in, elt, reinterpret_cast<char *>(mine.data()));
-  if (piper_rt_all_gather(comm, mine.data(), all.data(), chunk, dtype) !=
-          PIPER_RT_OK ||
-      piper_rt_stream_synchronize(state.commStreams[index]) != PIPER_RT_OK)
-    return recordCollective("all_gather", index);
-  std::memcpy(out.aligned + out.offset * elt, all.data(), out.numel() * elt);
-}
-
 /// out (a chunk) = this member's chunk of the flattened, zero-padded `in`.
 void shard(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
            piper_rt_dtype dtype, size_t elt) {
@@ -358,6 +300,15 @@ void iallReduce(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
   state.pendingOutputs[data] = {data + n * elt, stream};
   state.finishers.push_back(
       {stream, [=] { scaleElements(data, n, scale, dtype); }});
+}
+
+/// Tensor parallelism's in-body all-reduce: the body needs the sum next,
+/// so the nonblocking form, completed at once.
+void allReduce(int64_t rin, void *din, int64_t rout, void *dout, int64_t index,
+               double scale, piper_rt_dtype dtype, size_t elt) {
+  iallReduce(rin, din, rout, dout, index, scale, dtype, elt);
+  if (index >= 0 && static_cast<size_t>(index) < state.commStreams.size())
+    finishStream(state.commStreams[index]);
 }
 
 void ireduceScatter(int64_t rin, void *din, int64_t rout, void *dout,
@@ -653,19 +604,6 @@ void piper::run::commStop() {
       piper_comm_all_reduce_##SUFFIX(int64_t rin, void *din, int64_t rout,     \
                                      void *dout, int64_t comm, double scale) { \
     allReduce(rin, din, rout, dout, comm, scale, DTYPE, sizeof(TYPE));         \
-  }                                                                            \
-  extern "C" __attribute__((visibility("default"))) void                       \
-      piper_comm_reduce_scatter_##SUFFIX(int64_t rin, void *din, int64_t rout, \
-                                         void *dout, int64_t comm,             \
-                                         double scale) {                       \
-    reduceScatter(rin, din, rout, dout, comm, scale, DTYPE, sizeof(TYPE));     \
-  }                                                                            \
-  extern "C" __attribute__((visibility(                                        \
-      "default"))) void piper_comm_all_gather_##SUFFIX(int64_t rin, void *din, \
-                                                       int64_t rout,           \
-                                                       void *dout,             \
-                                                       int64_t comm) {         \
-    allGather(rin, din, rout, dout, comm, DTYPE, sizeof(TYPE));                \
   }                                                                            \
   extern "C"                                                                   \
       __attribute__((visibility("default"))) void piper_comm_shard_##SUFFIX(   \
