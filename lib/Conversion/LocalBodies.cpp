@@ -90,8 +90,11 @@ public:
 private:
   bool changed(Value v) const { return v.getType() != original.lookup(v); }
   LogicalResult lowerCollective(CollectiveOp op);
-  /// Tensor parallelism's partial sums: a plain sum over the group.
-  LogicalResult lowerAllReduce(CollectiveOp op);
+  /// Replaces collective `op` by a call of shim `name` (operand, a fresh
+  /// `out`, the communicator `index`, then `last`).
+  void replaceByShim(CollectiveOp op, const std::string &name, Type out,
+                     int64_t index,
+                     function_ref<Value(OpBuilder &, Location)> last);
   LogicalResult retype(Operation *op);
   /// All of `values` must share one type; it is returned (null on error).
   Type commonType(Operation *op, ArrayRef<Value> values);
@@ -277,9 +280,8 @@ LogicalResult Retyper::retype(Operation *op) {
 }
 
 LogicalResult Retyper::lowerCollective(CollectiveOp op) {
-  if (op.getKind() == CollectiveKind::AllReduce)
-    return lowerAllReduce(op);
-  if (op.getKind() != CollectiveKind::AllToAll)
+  if (op.getKind() != CollectiveKind::AllToAll &&
+      op.getKind() != CollectiveKind::AllReduce)
     return error(op) << "cannot lower '" << op.getName() << "' in @"
                      << body.getSymName() << ": only all_to_all (expert "
                      << "parallelism) and all_reduce (tensor parallelism) "
@@ -290,6 +292,19 @@ LogicalResult Retyper::lowerCollective(CollectiveOp op) {
     return error(op) << "cannot lower '" << op.getName()
                      << "': no communicator index (piper-compile numbers "
                         "them)";
+  FailureOr<StringRef> suffix =
+      commSuffix(op, op.getValue().getType(), /*allowInteger=*/false);
+  if (failed(suffix))
+    return failure();
+  if (op.getKind() == CollectiveKind::AllReduce) {
+    // Tensor parallelism's partial sums: a plain sum over the group, not a
+    // gradient mean (no 1/R).
+    Type type = op.getValue().getType();
+    replaceByShim(
+        op, ("piper_comm_all_reduce_" + *suffix).str(), type, index.getInt(),
+        [](OpBuilder &b, Location loc) { return f64Constant(b, loc, 1.0); });
+    return success();
+  }
   auto tokenSide = cast<RankedTensorType>(original.lookup(op.getResult()));
   int64_t members = groupSize(op.getAxes(), mesh);
   RankedTensorType experts = expertSide(tokenSide, members);
@@ -312,48 +327,27 @@ LogicalResult Retyper::lowerCollective(CollectiveOp op) {
                      << in << ", neither token-side " << tokenSide
                      << " nor expert-side " << experts;
   }
-  FailureOr<StringRef> suffix = commSuffix(op, in, /*allowInteger=*/false);
-  if (failed(suffix))
-    return failure();
-  OpBuilder builder(op);
-  Location loc = op.getLoc();
-  auto module = clone->getParentOfType<ModuleOp>();
-  Value result =
-      callShim(builder, loc, module, ("piper_comm_all_to_all_" + *suffix).str(),
-               {op.getValue()}, {out},
-               {i64Constant(builder, loc, index.getInt()),
-                i64Constant(builder, loc, direction)})
-          .front();
-  original[result] = tokenSide;
-  op.getResult().replaceAllUsesWith(result);
-  op.erase();
+  replaceByShim(op, ("piper_comm_all_to_all_" + *suffix).str(), out,
+                index.getInt(), [&](OpBuilder &b, Location loc) {
+                  return i64Constant(b, loc, direction);
+                });
   return success();
 }
 
-LogicalResult Retyper::lowerAllReduce(CollectiveOp op) {
-  auto index = op->getAttrOfType<IntegerAttr>(kCommIndexAttrName);
-  if (!index)
-    return error(op) << "cannot lower '" << op.getName()
-                     << "': no communicator index (piper-compile numbers "
-                        "them)";
-  Type type = op.getValue().getType();
-  FailureOr<StringRef> suffix = commSuffix(op, type, /*allowInteger=*/false);
-  if (failed(suffix))
-    return failure();
+void Retyper::replaceByShim(CollectiveOp op, const std::string &name, Type out,
+                            int64_t index,
+                            function_ref<Value(OpBuilder &, Location)> last) {
   OpBuilder builder(op);
   Location loc = op.getLoc();
   auto module = clone->getParentOfType<ModuleOp>();
-  // A sum of the members' partial products: not a gradient mean, no 1/R.
   Value result =
-      callShim(builder, loc, module, ("piper_comm_all_reduce_" + *suffix).str(),
-               {op.getValue()}, {type},
-               {i64Constant(builder, loc, index.getInt()),
-                f64Constant(builder, loc, 1.0)})
+      callShim(builder, loc, module, name, {op.getValue()}, {out},
+               {i64Constant(builder, loc, index), last(builder, loc)})
           .front();
+  // The call stands for the collective: what it held in the global view.
   original[result] = original.lookup(op.getResult());
   op.getResult().replaceAllUsesWith(result);
   op.erase();
-  return success();
 }
 
 } // namespace
