@@ -94,8 +94,7 @@ llvm::json::Object roleJSON(ProgramOp program) {
   }
   llvm::json::Object role;
   for (NamedAttribute coord : program.getRole())
-    role[coord.getName().str()] =
-        cast<IntegerAttr>(coord.getValue()).getInt();
+    role[coord.getName().str()] = cast<IntegerAttr>(coord.getValue()).getInt();
   llvm::json::Array in, out, launches, streams;
   // The program's streams: what the lowered record/wait calls index.
   for (Attribute name : program.getStreams())
@@ -162,8 +161,7 @@ FailureOr<llvm::json::Object> mlir::piper::buildPlanManifest(
   }
   manifest["communicators"] = std::move(comms);
 
-  llvm::json::Object opt{{"kind", optimizer.optimizer},
-                         {"lr", optimizer.lr}};
+  llvm::json::Object opt{{"kind", optimizer.optimizer}, {"lr", optimizer.lr}};
   manifest["optimizer"] = std::move(opt);
 
   // Step arguments: parameters and data as the interpreter classifies the

@@ -7,7 +7,7 @@
 // another: two communicators, shared by both programs; dp is the batch axis.
 // CHECK-LABEL: module attributes
 // CHECK-SAME:    piper_plan.batch_axes = ["dp"]
-// CHECK-SAME:    piper_plan.communicators = {{\[}}[["dp"], "dp_grad"], [["dp"], "dp_param"]]
+// CHECK-SAME:    piper_plan.communicators = {{\[\[\[}}"dp"], "dp_grad"], {{\[\[}}"dp"], "dp_param"]]
 // CHECK-LABEL: piper.program @stages.pp0
 // CHECK:         piper.comm "rs0" reduce_scatter %{{.*}} over ["dp"] on "dp_grad" {piper_plan.comm = 0 : i64}
 // CHECK:         piper.comm "ag0" all_gather %{{.*}} over ["dp"] on "dp_param" {piper_plan.comm = 1 : i64}
@@ -34,7 +34,7 @@ piper.program @stages.pp1 role {pp = 1} of @mesh step @stages streams ["compute"
 // all_gather over tp does not.
 // CHECK-LABEL: module attributes
 // CHECK-SAME:    piper_plan.batch_axes = ["dp", "ep"]
-// CHECK-SAME:    piper_plan.communicators = {{\[}}[["dp", "ep"], "a"], [["dp", "ep"], "b"], [["tp"], "a"]]
+// CHECK-SAME:    piper_plan.communicators = {{\[\[\[}}"dp", "ep"], "a"], {{\[\[}}"dp", "ep"], "b"], {{\[\[}}"tp"], "a"]]
 // CHECK-LABEL: piper.program @order.all
 // CHECK:         piper.comm "ar_b" all_reduce %{{.*}} over ["ep", "dp"] on "b" {piper_plan.comm = 1 : i64}
 // CHECK:         piper.comm "ag_tp" all_gather %{{.*}} over ["tp"] on "a" {piper_plan.comm = 2 : i64}
@@ -59,7 +59,7 @@ piper.program @order.all role {} of @mesh step @order streams ["a", "b"] {
 // alone, and its collectives make no communicator.
 // CHECK-LABEL: module attributes
 // CHECK-SAME:    piper_plan.batch_axes = []
-// CHECK-SAME:    piper_plan.communicators = {{\[}}[["ep"], "ep"]]
+// CHECK-SAME:    piper_plan.communicators = {{\[\[\[}}"ep"], "ep"]]
 // CHECK-LABEL: func.func private @experts(
 // CHECK:         piper.collective "to_experts" all_to_all %{{.*}} over ["ep"] of @mesh stream "ep" {piper_plan.comm = 0 : i64}
 // CHECK:         piper.collective "from_experts" all_to_all %{{.*}} over ["ep"] of @mesh stream "ep" {piper_plan.comm = 0 : i64}

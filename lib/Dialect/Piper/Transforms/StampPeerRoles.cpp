@@ -59,8 +59,9 @@ FailureOr<DictionaryAttr> peerRoleOf(Operation *op, ProgramOp self,
     return op->emitOpError()
            << "cannot stamp the role of peer " << peer << " (" << role
            << "): it agrees with the role of @" << self.getSymName() << " ("
-           << mine << ") on every axis it names, so the peer device would be "
-                      "the sender itself";
+           << mine
+           << ") on every axis it names, so the peer device would be "
+              "the sender itself";
   return role;
 }
 
@@ -86,8 +87,7 @@ LogicalResult mlir::piper::stampPeerRoles(ModuleOp module) {
         peer = recv.getPeerAttr();
       else
         continue;
-      FailureOr<DictionaryAttr> role =
-          peerRoleOf(&op, program, peer, symbols);
+      FailureOr<DictionaryAttr> role = peerRoleOf(&op, program, peer, symbols);
       if (failed(role))
         return failure();
       op.setAttr(kPeerRoleAttrName, *role);
