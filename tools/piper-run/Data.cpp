@@ -25,13 +25,13 @@ bool DataFeeder::useCorpus(const std::string &file, std::string &error) {
   for (const Tensor &arg : manifest.arguments)
     if (arg.kind == "data")
       corpusArgs.push_back(&arg);
-  bool fits = corpusArgs.size() == 2 &&
-              std::none_of(corpusArgs.begin(), corpusArgs.end(),
-                           [](const Tensor *a) {
-                             return a->dtype != plan::DType::I64 ||
-                                    a->shape.empty();
-                           }) &&
-              corpusArgs[0]->numel() == corpusArgs[1]->numel();
+  bool fits =
+      corpusArgs.size() == 2 &&
+      std::none_of(corpusArgs.begin(), corpusArgs.end(),
+                   [](const Tensor *a) {
+                     return a->dtype != plan::DType::I64 || a->shape.empty();
+                   }) &&
+      corpusArgs[0]->numel() == corpusArgs[1]->numel();
   if (fits)
     return true;
   error = "--data needs a language model whose data are two integer "
@@ -74,8 +74,8 @@ bool DataFeeder::feed(int64_t step, std::vector<HostTensor> &args,
       ref::Tensor t;
       status = ref::syntheticFloat(seed, arg.index, step, global, t);
       if (status.ok())
-        buffer.setFloats(std::vector<double>(
-            t.data.begin() + offset, t.data.begin() + offset + count));
+        buffer.setFloats(std::vector<double>(t.data.begin() + offset,
+                                             t.data.begin() + offset + count));
     }
     if (!status.ok()) {
       error = status.message();

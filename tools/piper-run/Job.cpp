@@ -46,8 +46,8 @@ bool addCommunicators(const plan::Manifest &manifest, Job &job,
     for (const std::string &axis : c.axes)
       axes.push_back(axis.c_str());
     if (piper_plan_session_add_communicator(job.session, axes.size(),
-                                            axes.data(), c.stream.c_str()) !=
-        PIPER_RT_OK) {
+                                            axes.data(),
+                                            c.stream.c_str()) != PIPER_RT_OK) {
       error = "communicator over " +
               (c.axes.empty() ? std::string() : c.axes.front()) +
               "...: " + piper_rt_last_error();

@@ -28,12 +28,11 @@ bool piper::run::initParameters(const Manifest &manifest,
       continue;
     std::string name = arg.name.value_or(""), init = arg.init.value_or("");
     ref::Tensor value;
-    ref::Status status =
-        init == "normal"
-            ? ref::initNormal(seed, name, arg.shape, arg.std.value_or(0.0),
-                              value)
-        : init == "ones" ? ref::initOnes(arg.shape, value)
-                         : ref::initZeros(arg.shape, value);
+    ref::Status status = init == "normal"
+                             ? ref::initNormal(seed, name, arg.shape,
+                                               arg.std.value_or(0.0), value)
+                         : init == "ones" ? ref::initOnes(arg.shape, value)
+                                          : ref::initZeros(arg.shape, value);
     if (!status.ok()) {
       error = "parameter '" + name + "': " + status.message();
       return false;
@@ -108,8 +107,8 @@ bool piper::run::gatherParameters(const Manifest &manifest,
       if (session &&
           piper_plan_session_move(
               session, piece.data(), static_cast<size_t>(arg.localNumel()),
-              arg.dtype == plan::DType::F32 ? PIPER_RT_F32 : PIPER_RT_F64,
-              from, 0, PIPER_RT_MAX_TAG - 1) != PIPER_RT_OK) {
+              arg.dtype == plan::DType::F32 ? PIPER_RT_F32 : PIPER_RT_F64, from,
+              0, PIPER_RT_MAX_TAG - 1) != PIPER_RT_OK) {
         error = "--params-out: moving a tensor from rank " +
                 std::to_string(from) + " to 0: " + piper_rt_last_error();
         return false;

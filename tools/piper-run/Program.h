@@ -38,8 +38,8 @@ struct Program {
       error = "cannot load " + path + ": " + dlerror();
       return false;
     }
-    entry = reinterpret_cast<void (*)(void **)>(
-        dlsym(handle, role.entry.c_str()));
+    entry =
+        reinterpret_cast<void (*)(void **)>(dlsym(handle, role.entry.c_str()));
     lastError = reinterpret_cast<const char *(*)()>(
         dlsym(handle, "piper_kernels_last_error"));
     clearError = reinterpret_cast<void (*)()>(

@@ -165,8 +165,8 @@ int main(int argc, char **argv) {
     for (int64_t j : role.outputs)
       pointers.push_back(results[j].descriptor.data());
     if (job.rank == killRank && s == killAtStep) {
-      llvm::errs() << "piper-run: rank " << job.rank << ": killed at step "
-                   << s << " (--kill-rank)\n";
+      llvm::errs() << "piper-run: rank " << job.rank << ": killed at step " << s
+                   << " (--kill-rank)\n";
       llvm::outs().flush();
       llvm::errs().flush();
       std::raise(SIGKILL);

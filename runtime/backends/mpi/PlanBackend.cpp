@@ -81,8 +81,8 @@ public:
   void recv(const View &out, Element e, int64_t peer, int64_t tag) override;
   void iallReduce(const View &in, const View &out, Element e, int64_t comm,
                   double scale) override;
-  void ireduceScatter(const View &in, const View &out, Element e,
-                      int64_t comm, double scale) override;
+  void ireduceScatter(const View &in, const View &out, Element e, int64_t comm,
+                      double scale) override;
   void iallGather(const View &in, const View &out, Element e,
                   int64_t comm) override;
   void allReduce(const View &in, const View &out, Element e, int64_t comm,
@@ -204,8 +204,8 @@ void MPIBackend::recv(const View &v, Element e, int64_t offset, int64_t tag) {
   // The compiled code allocates a receive's buffer with the identity layout.
   if (piper_rt_recv(recvStream, piper_memref_data(&v, e.size),
                     static_cast<size_t>(piper_memref_numel(&v)), e.dtype,
-                    static_cast<int>(peer), static_cast<int>(tag)) !=
-          PIPER_RT_OK ||
+                    static_cast<int>(peer),
+                    static_cast<int>(tag)) != PIPER_RT_OK ||
       piper_rt_stream_synchronize(recvStream) != PIPER_RT_OK)
     failPeer("recv", peer, tag);
 }
@@ -240,8 +240,7 @@ void MPIBackend::finishStream(piper_rt_stream stream) {
   }
   finishers = std::move(rest);
   for (auto it = pendingOutputs.begin(); it != pendingOutputs.end();)
-    it = it->second.second == stream ? pendingOutputs.erase(it)
-                                     : std::next(it);
+    it = it->second.second == stream ? pendingOutputs.erase(it) : std::next(it);
 }
 
 /// Before the host reads the view `v`: completes the stream of every
@@ -322,8 +321,8 @@ void MPIBackend::wait(int64_t event) {
 bool MPIBackend::addCommunicator(const std::vector<std::string> &axes,
                                  const std::string &streamName) {
   piper_rt_stream &stream = streamsByName[streamName];
-  if (!stream && piper_rt_stream_create(context, streamName.c_str(),
-                                        &stream) != PIPER_RT_OK)
+  if (!stream && piper_rt_stream_create(context, streamName.c_str(), &stream) !=
+                     PIPER_RT_OK)
     return false;
   std::vector<const char *> names;
   for (const std::string &axis : axes)
@@ -494,8 +493,7 @@ void MPIBackend::allToAll(const View &in, const View &out, Element e,
 
 bool MPIBackend::traceLaunches(const std::vector<std::string> &names) {
   if (!computeStream &&
-      piper_rt_stream_create(context, "compute", &computeStream) !=
-          PIPER_RT_OK)
+      piper_rt_stream_create(context, "compute", &computeStream) != PIPER_RT_OK)
     return false;
   launchNames = names;
   return true;
@@ -511,10 +509,10 @@ void MPIBackend::traceEnd(int64_t launch) {
     return;
   double end = 0;
   piper_rt_time(context, &end);
-  const char *name = launch >= 0 && static_cast<size_t>(launch) <
-                                        launchNames.size()
-                         ? launchNames[launch].c_str()
-                         : "launch";
+  const char *name =
+      launch >= 0 && static_cast<size_t>(launch) < launchNames.size()
+          ? launchNames[launch].c_str()
+          : "launch";
   piper_rt_trace_span(computeStream, name, "compute", spanStart, end);
 }
 

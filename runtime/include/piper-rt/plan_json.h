@@ -1,4 +1,5 @@
-//===- plan_json.h - The small JSON of the plan manifest ---------*- C++ -*-===//
+//===- plan_json.h - The small JSON of the plan manifest ---------*- C++
+//-*-===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.

@@ -1,4 +1,5 @@
-//===- plan_manifest.h - The plan manifest (plan.json) schema ----*- C++ -*-===//
+//===- plan_manifest.h - The plan manifest (plan.json) schema ----*- C++
+//-*-===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -75,9 +76,8 @@ struct Mesh {
   /// The row-major index of `coords` over the axes named in `over` (taken in
   /// mesh order) and the product of their sizes: a device's index in its
   /// group over those axes, and the group's size.
-  std::pair<int64_t, int64_t> indexAlong(const Coords &coords,
-                                         const std::vector<std::string> &over)
-      const;
+  std::pair<int64_t, int64_t>
+  indexAlong(const Coords &coords, const std::vector<std::string> &over) const;
   /// Whether `a` and `b` agree on every axis not named in `except`.
   bool sameOutside(const Coords &a, const Coords &b,
                    const std::vector<std::string> &except) const;
@@ -143,8 +143,7 @@ struct Tensor {
   /// `coords` holds, or -1 for the zero padding of a shard's last chunk.
   int64_t globalIndex(const Mesh &mesh, const Coords &coords, int64_t i) const;
   /// The same for a device holding part `parts` of the split dimensions.
-  int64_t globalIndexOfPart(const std::vector<int64_t> &parts,
-                            int64_t i) const;
+  int64_t globalIndexOfPart(const std::vector<int64_t> &parts, int64_t i) const;
 };
 
 /// One device role's program.

@@ -93,8 +93,10 @@ PIPER_PLAN_EXPORT void _mlir_memref_to_llvm_free(void *pointer) {
   if (!pointer)
     return;
   if (!active("_mlir_memref_to_llvm_free").buffers.release(pointer)) {
-    std::fprintf(stderr, "piper-rt: a plan freed %p, which it never "
-                         "allocated\n", pointer);
+    std::fprintf(stderr,
+                 "piper-rt: a plan freed %p, which it never "
+                 "allocated\n",
+                 pointer);
     std::abort();
   }
 }
@@ -135,16 +137,16 @@ PIPER_PLAN_P2P(i64, kI64)
       EXTRA_TYPE extra) {                                                      \
     if (Backend *b = backendFor("piper_comm_" #NAME "_" #T,                    \
                                 noCommunicator(WHAT, comm)))                   \
-      b->METHOD(piper_memref_decode(rin, din), piper_memref_decode(rout, dout), \
-                ELEMENT, comm, extra);                                         \
+      b->METHOD(piper_memref_decode(rin, din),                                 \
+                piper_memref_decode(rout, dout), ELEMENT, comm, extra);        \
   }
 #define PIPER_PLAN_COLLECTIVE2(NAME, T, ELEMENT, WHAT, METHOD)                 \
   PIPER_PLAN_EXPORT void piper_comm_##NAME##_##T(                              \
       int64_t rin, void *din, int64_t rout, void *dout, int64_t comm) {        \
     if (Backend *b = backendFor("piper_comm_" #NAME "_" #T,                    \
                                 noCommunicator(WHAT, comm)))                   \
-      b->METHOD(piper_memref_decode(rin, din), piper_memref_decode(rout, dout), \
-                ELEMENT, comm);                                                \
+      b->METHOD(piper_memref_decode(rin, din),                                 \
+                piper_memref_decode(rout, dout), ELEMENT, comm);               \
   }
 #define PIPER_PLAN_COLLECTIVES(T, ELEMENT)                                     \
   PIPER_PLAN_COLLECTIVE(iall_reduce, T, ELEMENT, "all_reduce", iallReduce,     \
@@ -188,9 +190,8 @@ PIPER_PLAN_EXPORT void piper_comm_sync_all(void) {
                             "%s: session is NULL", __func__);                  \
   } while (0)
 
-PIPER_PLAN_EXPORT piper_rt_status
-piper_plan_session_create(piper_rt_context context,
-                          piper_plan_session *session) {
+PIPER_PLAN_EXPORT piper_rt_status piper_plan_session_create(
+    piper_rt_context context, piper_plan_session *session) {
   if (!session)
     return PIPER_RT_ERROR(PIPER_RT_ERROR_INVALID_ARGUMENT,
                           "piper_plan_session_create: session is NULL");

@@ -52,8 +52,8 @@ public:
   virtual void recv(const piper_memref_view &out, Element e, int64_t peer,
                     int64_t tag) = 0;
   virtual void iallReduce(const piper_memref_view &in,
-                          const piper_memref_view &out, Element e,
-                          int64_t comm, double scale) = 0;
+                          const piper_memref_view &out, Element e, int64_t comm,
+                          double scale) = 0;
   virtual void ireduceScatter(const piper_memref_view &in,
                               const piper_memref_view &out, Element e,
                               int64_t comm, double scale) = 0;

@@ -134,8 +134,7 @@ private:
         ++line;
         lineStart = x + 1;
       }
-    message = "[" + std::to_string(line) + ":" +
-              std::to_string(p - lineStart) +
+    message = "[" + std::to_string(line) + ":" + std::to_string(p - lineStart) +
               ", byte=" + std::to_string(p - start) + "]: " + what;
     return false;
   }
@@ -147,15 +146,19 @@ private:
   bool parseString(std::string &out);
   bool parseUnicode(std::string &out);
   bool parseNumber(char first, Value &out);
-  bool parseLiteral(const char *rest, Value value, const char *what, Value &out);
+  bool parseLiteral(const char *rest, Value value, const char *what,
+                    Value &out);
 };
 
 /// Rejects text that is not UTF-8, at the first bad byte.
 bool Parser::checkUTF8() {
   for (const char *x = start; x < end;) {
     unsigned char c = static_cast<unsigned char>(*x);
-    int extra = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2
-                             : (c >> 3) == 30 ? 3 : -1;
+    int extra = c < 0x80         ? 0
+                : (c >> 5) == 6  ? 1
+                : (c >> 4) == 14 ? 2
+                : (c >> 3) == 30 ? 3
+                                 : -1;
     bool ok = extra >= 0 && end - x > extra;
     for (int k = 1; ok && k <= extra; ++k)
       ok = (static_cast<unsigned char>(x[k]) >> 6) == 2;

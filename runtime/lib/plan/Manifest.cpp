@@ -163,10 +163,9 @@ int64_t Tensor::globalIndex(const Mesh &mesh, const Coords &coords,
 
 bool Tensor::operator==(const Tensor &o) const {
   return index == o.index && kind == o.kind && dtype == o.dtype &&
-         shape == o.shape && name == o.name && init == o.init &&
-         std == o.std && param == o.param && slot == o.slot &&
-         bound == o.bound && updates == o.updates && shard == o.shard &&
-         split == o.split;
+         shape == o.shape && name == o.name && init == o.init && std == o.std &&
+         param == o.param && slot == o.slot && bound == o.bound &&
+         updates == o.updates && shard == o.shard && split == o.split;
 }
 
 //===----------------------------------------------------------------------===//
@@ -191,8 +190,8 @@ bool Role::operator==(const Role &o) const {
 bool Manifest::operator==(const Manifest &o) const {
   return function == o.function && source == o.source && mesh == o.mesh &&
          optimizer == o.optimizer && arguments == o.arguments &&
-         results == o.results && roles == o.roles &&
-         batchAxes == o.batchAxes && communicators == o.communicators;
+         results == o.results && roles == o.roles && batchAxes == o.batchAxes &&
+         communicators == o.communicators;
 }
 
 bool Manifest::rolesOfRanks(std::vector<const Role *> &out,

@@ -78,8 +78,7 @@ public:
 
   /// A required member of object `o` (at `path`).
   template <typename T>
-  bool field(const Value &o, const std::string &path, const char *key,
-             T &out) {
+  bool field(const Value &o, const std::string &path, const char *key, T &out) {
     const Value *v = o.get(key);
     if (!v)
       return fail(path + "." + key, "missing value");
@@ -228,8 +227,7 @@ bool Reader::manifest(const Value &v, Manifest &m) {
   auto tensor = [this](const Value &e, const std::string &p, Tensor &t) {
     return this->tensor(e, p, t);
   };
-  if (!object(v, root) ||
-      !field(v, root, "function", m.function) ||
+  if (!object(v, root) || !field(v, root, "function", m.function) ||
       !objects(v, root, "arguments", m.arguments, tensor) ||
       !objects(v, root, "results", m.results, tensor) ||
       !objects(v, root, "roles", m.roles,
@@ -325,8 +323,8 @@ bool piper::plan::readManifest(const std::string &text, const std::string &file,
   return false;
 }
 
-bool piper::plan::loadManifest(const std::string &directory,
-                               Manifest &manifest, std::string &error) {
+bool piper::plan::loadManifest(const std::string &directory, Manifest &manifest,
+                               std::string &error) {
   std::string path = directory;
   if (!path.empty() && path.back() != '/')
     path += '/';

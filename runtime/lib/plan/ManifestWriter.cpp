@@ -93,12 +93,9 @@ Value meshJSON(const Mesh &mesh) {
 } // namespace
 
 std::string piper::plan::writeManifest(const Manifest &m) {
-  Object o{{"format", kFormat},
-           {"version", kVersion},
-           {"function", m.function},
-           {"source", m.source},
-           {"mesh", meshJSON(m.mesh)},
-           {"batch_axes", strings(m.batchAxes)}};
+  Object o{{"format", kFormat},        {"version", kVersion},
+           {"function", m.function},   {"source", m.source},
+           {"mesh", meshJSON(m.mesh)}, {"batch_axes", strings(m.batchAxes)}};
   Array comms, args, results, roles;
   for (const Communicator &c : m.communicators)
     comms.emplace_back(Object{{"axes", strings(c.axes)}, {"stream", c.stream}});

@@ -14,10 +14,10 @@
 
 #include "Backend.h"
 
-std::unique_ptr<piper::plan::Backend>
-piper::plan::makeBackend(piper_rt_context, StepError &) {
+std::unique_ptr<piper::plan::Backend> piper::plan::makeBackend(piper_rt_context,
+                                                               StepError &) {
   PIPER_RT_ERROR(PIPER_RT_ERROR_UNAVAILABLE,
-                     "the plan runtime was built without a communication "
-                     "backend");
+                 "the plan runtime was built without a communication "
+                 "backend");
   return nullptr;
 }

@@ -57,8 +57,8 @@ std::string llvmReprint(const std::string &text, unsigned indent) {
 TEST(PlanJson, ScalarsKeepTheirKind) {
   json::Value v;
   std::string error;
-  ASSERT_TRUE(json::parse("[3, -7, 3.0, 0.1, 1e300, true, null, \"s\"]", v,
-                          error))
+  ASSERT_TRUE(
+      json::parse("[3, -7, 3.0, 0.1, 1e300, true, null, \"s\"]", v, error))
       << error;
   const json::Array &a = *v.getArray();
   ASSERT_EQ(a.size(), 8u);
@@ -111,11 +111,10 @@ TEST(PlanJson, ErrorsSayWhereAsLLVMDoes) {
   EXPECT_EQ(parseError("{\"format\": \"piper-plan\", \"version\": 1, "
                        "\"function\": \"step\"\n"),
             "[2:0, byte=58]: Expected , or } after object property");
-  const char *bad[] = {"",         "[1, 2",     "[1 2]",  "{\"a\" 1}",
-                       "{a: 1}",   "tru",       "nul",    "fals",
-                       "\"abc",    "\"\\q\"",   "\"\\u12\"", "\"a\x01\"",
-                       "-",        "1.2.3",     "1 2",    "{\"a\": }",
-                       "[1,\n 2,\n x]", "\xff"};
+  const char *bad[] = {
+      "",    "[1, 2", "[1 2]", "{\"a\" 1}", "{a: 1}",        "tru",
+      "nul", "fals",  "\"abc", "\"\\q\"",   "\"\\u12\"",     "\"a\x01\"",
+      "-",   "1.2.3", "1 2",   "{\"a\": }", "[1,\n 2,\n x]", "\xff"};
   for (const char *text : bad)
     EXPECT_EQ(parseError(text), llvmParseError(text)) << text;
 }

@@ -124,27 +124,28 @@ std::string llvmText(const Manifest &m) {
     if (!t.split.empty()) {
       llvm::json::Array dims;
       for (const Split &s : t.split)
-        dims.push_back(llvm::json::Object{{"dim", s.dim},
-                                          {"axes", llvmStrings(s.axes)},
-                                          {"parts", s.parts}});
+        dims.push_back(llvm::json::Object{
+            {"dim", s.dim}, {"axes", llvmStrings(s.axes)}, {"parts", s.parts}});
       o["split"] = std::move(dims);
     }
     return o;
   };
-  llvm::json::Object o{{"format", "piper-plan"}, {"version", 1},
-                       {"function", m.function}, {"source", m.source}};
+  llvm::json::Object o{{"format", "piper-plan"},
+                       {"version", 1},
+                       {"function", m.function},
+                       {"source", m.source}};
   llvm::json::Array axes, comms, args, results, roles;
   for (const MeshAxis &a : m.mesh.axes)
     axes.push_back(llvm::json::Object{{"name", a.name}, {"size", a.size}});
-  o["mesh"] = llvm::json::Object{{"name", m.mesh.name},
-                                 {"axes", std::move(axes)}};
+  o["mesh"] =
+      llvm::json::Object{{"name", m.mesh.name}, {"axes", std::move(axes)}};
   o["batch_axes"] = llvmStrings(m.batchAxes);
   for (const Communicator &c : m.communicators)
     comms.push_back(llvm::json::Object{{"axes", llvmStrings(c.axes)},
                                        {"stream", c.stream}});
   o["communicators"] = std::move(comms);
-  o["optimizer"] = llvm::json::Object{{"kind", m.optimizer->kind},
-                                      {"lr", m.optimizer->lr}};
+  o["optimizer"] =
+      llvm::json::Object{{"kind", m.optimizer->kind}, {"lr", m.optimizer->lr}};
   for (const Tensor &t : m.arguments)
     args.push_back(tensor(t));
   for (const Tensor &t : m.results)
@@ -271,7 +272,8 @@ TEST(PlanManifest, MeshCoordinatesAndGroups) {
   // Mesh order, whatever order the axes are named in.
   EXPECT_EQ(mesh.indexAlong({1, 2, 1}, {"tp", "dp"}),
             (std::pair<int64_t, int64_t>{5, 6}));
-  EXPECT_EQ(mesh.indexAlong({1, 2, 1}, {}), (std::pair<int64_t, int64_t>{0, 1}));
+  EXPECT_EQ(mesh.indexAlong({1, 2, 1}, {}),
+            (std::pair<int64_t, int64_t>{0, 1}));
   EXPECT_TRUE(mesh.sameOutside({1, 2, 1}, {1, 0, 0}, {"dp", "tp"}));
   EXPECT_FALSE(mesh.sameOutside({1, 2, 1}, {0, 2, 1}, {"dp", "tp"}));
 }

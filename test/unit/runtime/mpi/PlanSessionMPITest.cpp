@@ -72,8 +72,7 @@ template <typename T> struct Memref {
       n *= s;
     data.resize(n);
     desc.resize(piper_memref_descriptor_size(sizes.size()) / 8);
-    piper_memref_describe(desc.data(), data.data(), sizes.size(),
-                          sizes.data());
+    piper_memref_describe(desc.data(), data.data(), sizes.size(), sizes.data());
   }
   int64_t rank() const { return (desc.size() - 3) / 2; }
   void *d() { return desc.data(); }
