@@ -8,9 +8,10 @@
 //
 // The contract between a compiled plan (one shared object per device role,
 // written by piper-compile; docs/Lowering.md) and the runtime that runs it.
-// Part 1 lists EVERY symbol a plan's object leaves undefined (besides libc
-// and libm) with its exact semantics; the lowering (lib/Conversion) emits
-// calls with these names and signatures. Part 2 is the host side: the
+// Part 1 lists EVERY symbol a plan's object leaves undefined (besides the C
+// and C++ libraries, libm and the CBLAS its kernels call, which it names as
+// NEEDED libraries) with its exact semantics; the lowering (lib/Conversion)
+// emits calls with these names and signatures. Part 2 is the host side: the
 // session a driver (piper-run) opens for the plan, which the Part 1 calls
 // act on. The runtime library PiperPlanRuntime implements both.
 //

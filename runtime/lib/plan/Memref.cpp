@@ -14,8 +14,15 @@
 
 #include "piper-rt/plan_abi.h"
 
+#include <cstddef>
 #include <cstring>
 #include <vector>
+
+// The header documents the descriptor's head; decoding reads it as words.
+static_assert(sizeof(piper_memref_header) == 3 * sizeof(int64_t) &&
+                  offsetof(piper_memref_header, aligned) == sizeof(int64_t) &&
+                  offsetof(piper_memref_header, offset) == 2 * sizeof(int64_t),
+              "a memref descriptor is {allocated, aligned, offset, ...}");
 
 piper_memref_view piper_memref_decode(int64_t rank, void *descriptor) {
   auto *words = static_cast<int64_t *>(descriptor);
