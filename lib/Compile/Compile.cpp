@@ -125,7 +125,7 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
     return failure();
   }
   SmallVector<ProgramOp> programs(module.getOps<ProgramOp>());
-  FailureOr<llvm::json::Object> manifest =
+  FailureOr<::piper::plan::Manifest> manifest =
       buildPlanManifest(module, programs, modelArgs, communicators,
                         options.sourceName, options.optimizer);
   if (failed(manifest))
@@ -134,15 +134,14 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
     if (failed(emitProgramObject(module, program, planDir)))
       return failure();
   SmallString<128> manifestPath(planDir);
-  llvm::sys::path::append(manifestPath, "plan.json");
+  llvm::sys::path::append(manifestPath, ::piper::plan::kManifestFile);
   std::string error;
   auto file = openOutputFile(manifestPath, &error);
   if (!file) {
     llvm::errs() << "piper-compile: " << error << "\n";
     return failure();
   }
-  file->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest)))
-             << "\n";
+  file->os() << ::piper::plan::writeManifest(*manifest);
   file->keep();
   return success();
 }

@@ -74,3 +74,11 @@
 // PLAN-NEXT: "dp",
 // PLAN-NEXT: "ep"
 // PLAN: "stream": "ep"
+
+// The expert exchange is a plan ABI call that piper-run exports
+// (train-matrix-mpi.mlir checks the rest of the ABI).
+// RUN: nm -D --undefined-only %t/*.plan/*.so | grep -oE '\b(piper|_mlir)_[a-z0-9_]+' | sort -u > %t/abi-used.txt
+// RUN: nm -D --defined-only piper-run | grep -oE '\b(piper|_mlir)_[a-z0-9_]+' | sort -u > %t/abi-defined.txt
+// RUN: comm -23 %t/abi-used.txt %t/abi-defined.txt | count 0
+// RUN: FileCheck %s --check-prefix=ABI --input-file=%t/abi-used.txt
+// ABI: piper_comm_all_to_all_f64

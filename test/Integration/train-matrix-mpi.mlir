@@ -47,3 +47,20 @@
 // RUN: piper-compile %t/moe.tp.mlir --directives=%t/tp.json -o %t/moe.tp.plan
 // RUN: %mpiexec -np 2 piper-run %t/moe.tp.plan --steps=5 --params-out=%t/moe.tp.params > %t/moe.tp.txt
 // RUN: %numdiff %t/moe2.txt %t/moe.tp.txt && %numdiff %t/moe2.params %t/moe.tp.params
+
+// The plans call nothing but the plan ABI (runtime/include/piper-rt/
+// plan_abi.h), all of it defined by the runtime and exported by piper-run.
+// RUN: nm -D --undefined-only %t/*.plan/*.so | grep -oE '\b(piper|_mlir)_[a-z0-9_]+' | sort -u > %t/abi-used.txt
+// RUN: nm -D --defined-only piper-run | grep -oE '\b(piper|_mlir)_[a-z0-9_]+' | sort -u > %t/abi-defined.txt
+// RUN: comm -23 %t/abi-used.txt %t/abi-defined.txt | count 0
+// RUN: FileCheck %s --check-prefix=ABI --input-file=%t/abi-used.txt
+// ABI: _mlir_memref_to_llvm_alloc
+// ABI: piper_comm_all_reduce_f64
+// ABI: piper_comm_iall_gather_f64
+// ABI: piper_comm_ireduce_scatter_f64
+// ABI: piper_comm_recv_f64
+// ABI: piper_comm_send_f64
+// ABI: piper_comm_shard_f64
+// ABI: piper_comm_sync_all
+// ABI: piper_comm_wait
+// ABI: piper_trace_begin

@@ -6,8 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// plan.json: what piper-run needs to feed and read every program of a plan
-// (docs/Lowering.md describes the format): the mesh, the batch axes and
+// plan.json: what piper-run needs to feed and read every program of a plan,
+// filled into the runtime's schema (piper-rt/plan_manifest.h, declared
+// there once and written by its writer): the mesh, the batch axes and
 // communicators, the optimizer, every step argument and result with its
 // kind, dtype, shape and layout, and per role its object, entry point,
 // inputs, outputs, launches and streams.
@@ -23,7 +24,7 @@
 #include "piper/Interpreter/Inputs.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/Support/JSON.h"
+#include "piper-rt/plan_manifest.h"
 
 namespace mlir::piper {
 
@@ -34,7 +35,7 @@ namespace mlir::piper {
 /// `optimizer` the optimizer the step was built with. Fails, with a located
 /// error, on a step argument that is neither a model argument nor optimizer
 /// state and on a parameter both split and ZeRO-sharded.
-FailureOr<llvm::json::Object>
+FailureOr<::piper::plan::Manifest>
 buildPlanManifest(ModuleOp module, ArrayRef<ProgramOp> programs,
                   ArrayRef<ArgumentInfo> modelArgs,
                   ArrayRef<CommKey> communicators, StringRef sourceName,
