@@ -188,6 +188,8 @@ int main(int argc, char **argv) {
       "piper-compile: a model and a strategy to a plan of native code per "
       "device role\n");
   MLIRContext context(registry);
+  // One located line per error: never the whole function the error is on.
+  context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
   return failed(run(context)) ? 1 : 0;
 }

@@ -242,6 +242,8 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   registerPiper(registry);
   MLIRContext context(registry);
+  // One located line per error: never the whole function the error is on.
+  context.printOpOnDiagnostic(false);
   auto module = buildModel(&context, *options);
   if (!module)
     return fail(llvm::toString(module.takeError()));

@@ -307,6 +307,8 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   registerPiper(registry);
   MLIRContext context(registry);
+  // One located line per error: never the whole function the error is on.
+  context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
   // The located message and its source line say it all; a generic dump of
   // the op would bury them.
