@@ -16,20 +16,27 @@
 #define PIPER_LIB_KERNELS_MEMREF_H
 
 #include "piper/Reference/Tensor.h"
+#include "piper-rt/plan_abi.h"
 
 #include <cstdint>
 
 namespace piper::kernels {
 
 /// An unranked memref as the default MLIR calling convention passes it.
+/// An unranked memref argument (rank, descriptor), decoded once by the
+/// plan ABI's decoder (piper-rt/plan_abi.h, the one place a descriptor's
+/// layout is known).
 struct MemRef {
-  int64_t rank;
-  void *desc;
+  MemRef(int64_t rank, void *desc)
+      : rank(rank), view(piper_memref_decode(rank, desc)) {}
 
-  void *aligned() const { return static_cast<void **>(desc)[1]; }
-  int64_t offset() const { return static_cast<int64_t *>(desc)[2]; }
-  const int64_t *sizes() const { return static_cast<int64_t *>(desc) + 3; }
-  const int64_t *strides() const { return sizes() + rank; }
+  int64_t rank;
+  piper_memref_view view;
+
+  void *aligned() const { return view.aligned; }
+  int64_t offset() const { return view.offset; }
+  const int64_t *sizes() const { return view.sizes; }
+  const int64_t *strides() const { return view.strides; }
   ref::Shape shape() const { return ref::Shape(sizes(), sizes() + rank); }
   int64_t numel() const { return ref::numelOf(shape()); }
   /// Element offset (from `aligned`) of the row-major element `flat`.
