@@ -55,9 +55,10 @@ using namespace mlir::piper;
 FailureOr<FloatType> mlir::piper::kernelFloatType(Operation *op, bool report) {
   auto check = [&](Type type) -> std::optional<FloatType> {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor)
-      return std::nullopt;
-    return dyn_cast<FloatType>(tensor.getElementType());
+    auto elt = tensor ? dyn_cast<FloatType>(tensor.getElementType())
+                      : FloatType();
+    // An integer tensor (ids, labels) does not pick the kernel.
+    return elt ? std::optional<FloatType>(elt) : std::nullopt;
   };
   std::optional<FloatType> found;
   for (Type t : op->getOperandTypes())

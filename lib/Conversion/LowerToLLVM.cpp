@@ -46,6 +46,7 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -249,6 +250,10 @@ void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm) {
 }
 
 void mlir::piper::registerPiperConversionInterfaces(DialectRegistry &registry) {
+  // The dialects of the lowering's stages, so that an opt tool can read
+  // them (each pass of Passes.td on its own).
+  registry.insert<bufferization::BufferizationDialect, LLVM::LLVMDialect,
+                  memref::MemRefDialect>();
   // One-shot bufferization of what --piper-convert-to-kernels emits.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(

@@ -69,7 +69,8 @@ bool isBlasMatmul(Operation *op);
 #include "piper/Conversion/Passes.h.inc"
 
 /// Registers the external interfaces the pipeline needs (bufferization of
-/// arith, func, linalg and tensor ops) in a tool's registry.
+/// arith, func, linalg and tensor ops) and the dialects of its stages
+/// (bufferization, memref, LLVM) in a tool's registry.
 void registerPiperConversionInterfaces(DialectRegistry &registry);
 
 } // namespace mlir::piper
