@@ -14,10 +14,9 @@
 using namespace mlir;
 using namespace mlir::piper;
 
-LogicalResult mlir::piper::applyLowering(Operation *root,
-                                         const ConversionTarget &target,
-                                         const FrozenRewritePatternSet &patterns,
-                                         bool full) {
+LogicalResult
+mlir::piper::applyLowering(Operation *root, const ConversionTarget &target,
+                           const FrozenRewritePatternSet &patterns, bool full) {
   bool reported = false;
   // Handlers run newest first: this one sees every diagnostic before the
   // tool's and swallows only the driver's repeat of an explained failure.

@@ -55,8 +55,8 @@ using namespace mlir::piper;
 FailureOr<FloatType> mlir::piper::kernelFloatType(Operation *op, bool report) {
   auto check = [&](Type type) -> std::optional<FloatType> {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    auto elt = tensor ? dyn_cast<FloatType>(tensor.getElementType())
-                      : FloatType();
+    auto elt =
+        tensor ? dyn_cast<FloatType>(tensor.getElementType()) : FloatType();
     // An integer tensor (ids, labels) does not pick the kernel.
     return elt ? std::optional<FloatType>(elt) : std::nullopt;
   };
@@ -130,11 +130,11 @@ struct ElementwiseToLinalg : OpConversionPattern<OpTy> {
     FailureOr<FloatType> elt = kernelFloatType(op, /*report=*/true);
     if (failed(elt))
       return failure();
-    Value r = buildElementwise(
-        rewriter, op.getLoc(), adaptor.getOperands(), op.getType(),
-        [&](OpBuilder &b, Location loc, ValueRange a) {
-          return scalarBody<OpTy>(b, loc, a, *elt);
-        });
+    Value r = buildElementwise(rewriter, op.getLoc(), adaptor.getOperands(),
+                               op.getType(),
+                               [&](OpBuilder &b, Location loc, ValueRange a) {
+                                 return scalarBody<OpTy>(b, loc, a, *elt);
+                               });
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -147,12 +147,11 @@ struct AddIToLinalg : OpConversionPattern<arith::AddIOp> {
   LogicalResult
   matchAndRewrite(arith::AddIOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Value r = buildElementwise(rewriter, op.getLoc(), adaptor.getOperands(),
-                               op.getType(),
-                               [](OpBuilder &b, Location loc, ValueRange a) {
-                                 return arith::AddIOp::create(b, loc, a[0],
-                                                              a[1]);
-                               });
+    Value r = buildElementwise(
+        rewriter, op.getLoc(), adaptor.getOperands(), op.getType(),
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          return arith::AddIOp::create(b, loc, a[0], a[1]);
+        });
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -189,9 +188,9 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
         cast<RankedTensorType>(op.getRhs().getType()).getRank() != 2 ||
         failed(kernelFloatType(op, /*report=*/false)))
       return failure();
-    rewriter.replaceOp(op, buildMatmul(rewriter, op.getLoc(), adaptor.getLhs(),
-                                       adaptor.getRhs(), Value(),
-                                       op.getType()));
+    rewriter.replaceOp(op,
+                       buildMatmul(rewriter, op.getLoc(), adaptor.getLhs(),
+                                   adaptor.getRhs(), Value(), op.getType()));
     return success();
   }
 };
@@ -202,9 +201,8 @@ struct RejectUnsupported : ConversionPattern {
   RejectUnsupported(MLIRContext *context)
       : ConversionPattern(MatchAnyOpTypeTag(), /*benefit=*/0, context) {}
 
-  LogicalResult
-  matchAndRewrite(Operation *op, ArrayRef<Value>,
-                  ConversionPatternRewriter &) const override {
+  LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value>,
+                                ConversionPatternRewriter &) const override {
     if (!isa_and_nonnull<PiperDialect>(op->getDialect()))
       return op->emitError()
              << "unsupported operation '" << op->getName()
@@ -246,10 +244,10 @@ void mlir::piper::populateConvertToKernelsPatterns(
 
 void mlir::piper::configureConvertToKernelsTarget(ConversionTarget &target) {
   target.addLegalOp<ModuleOp>();
-  target.addLegalDialect<arith::ArithDialect,
-                         bufferization::BufferizationDialect,
-                         func::FuncDialect, linalg::LinalgDialect,
-                         memref::MemRefDialect, tensor::TensorDialect>();
+  target
+      .addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
+                       func::FuncDialect, linalg::LinalgDialect,
+                       memref::MemRefDialect, tensor::TensorDialect>();
   target.addDynamicallyLegalOp<arith::AddIOp>(
       [](arith::AddIOp op) { return !isa<RankedTensorType>(op.getType()); });
   // Only function bodies are lowered (a module may still hold meshes).

@@ -83,8 +83,8 @@ SmallVector<Value> kernelScalars(Operation *op, OpBuilder &b) {
   if (auto t = dyn_cast<TransposeOp>(op))
     return {i64Constant(b, loc, packPermutation(t.getPermutation()))};
   if (auto sgd = dyn_cast<SgdUpdateOp>(op))
-    return f64s({sgd.getLrAttr(), sgd.getMomentumAttr(),
-                 sgd.getWeightDecayAttr()});
+    return f64s(
+        {sgd.getLrAttr(), sgd.getMomentumAttr(), sgd.getWeightDecayAttr()});
   if (auto adamw = dyn_cast<AdamWUpdateOp>(op))
     return f64s({adamw.getLrAttr(), adamw.getBeta1Attr(), adamw.getBeta2Attr(),
                  adamw.getEpsAttr(), adamw.getWeightDecayAttr()});
@@ -168,8 +168,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
     if (mnemonic == "linear" && primals.size() == 3)
       primals.pop_back();
     if (op.getCotangents().size() != 1)
-      return op.emitError() << "expected one cotangent, got "
-                            << op.getCotangents().size();
+      return op.emitError()
+             << "expected one cotangent, got " << op.getCotangents().size();
     FailureOr<SmallVector<Value>> scalars = vjpScalars(op, mnemonic, rewriter);
     if (failed(scalars))
       return failure();
@@ -180,8 +180,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
         "reshape", "transpose", "router",    "dispatch",  "expert_ffn",
         "combine"};
     if (!known.contains(mnemonic))
-      return op.emitError() << "no kernel for the VJP of '" << op.getOp()
-                            << "'";
+      return op.emitError()
+             << "no kernel for the VJP of '" << op.getOp() << "'";
     SmallVector<Value> operands(primals);
     operands.push_back(adaptor.getCotangents()[0]);
     auto module = op->getParentOfType<ModuleOp>();
@@ -190,8 +190,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
       std::string name =
           ("piper_k_vjp_" + mnemonic + "_" + Twine(wrt) + "_" + suffix(*elt))
               .str();
-      results.push_back(callShim(rewriter, op.getLoc(), module, name,
-                                 operands, result.getType(), *scalars)
+      results.push_back(callShim(rewriter, op.getLoc(), module, name, operands,
+                                 result.getType(), *scalars)
                             .front());
     }
     rewriter.replaceOp(op, results);

@@ -36,10 +36,9 @@ void populateKernelCallPatterns(RewritePatternSet &patterns);
 
 /// Elementwise linalg.generic over same-shaped tensors `inputs`, computing
 /// `fn` of their elements into a tensor of `resultType`.
-Value buildElementwise(OpBuilder &b, Location loc, ValueRange inputs,
-                       Type resultType,
-                       function_ref<Value(OpBuilder &, Location, ValueRange)>
-                           fn);
+Value buildElementwise(
+    OpBuilder &b, Location loc, ValueRange inputs, Type resultType,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> fn);
 
 /// x [.., K] times w [K, N] (+ bias [N]) with linalg.fill + linalg.matmul,
 /// the leading dims of x collapsed.

@@ -101,8 +101,7 @@ struct MatmulToGemmCall : OpConversionPattern<linalg::MatmulOp> {
     if (!isBlasMatmul(op))
       return failure();
     Location loc = op.getLoc();
-    Type elt =
-        cast<MemRefType>(op.getOutputs()[0].getType()).getElementType();
+    Type elt = cast<MemRefType>(op.getOutputs()[0].getType()).getElementType();
     std::string name = elt.isF32() ? "piper_k_gemm_f32" : "piper_k_gemm_f64";
     SmallVector<Value> args;
     for (Value v : {adaptor.getInputs()[0], adaptor.getInputs()[1],

@@ -50,8 +50,7 @@ FailureOr<int64_t> peerOffset(Operation *op, MeshOp mesh, DictionaryAttr self,
 
 /// piper.send / piper.recv -> piper_comm_send/recv_<t>(value, peer offset,
 /// tag).
-template <typename OpTy>
-struct TransferPattern : ProgramOpPattern<OpTy> {
+template <typename OpTy> struct TransferPattern : ProgramOpPattern<OpTy> {
   using ProgramOpPattern<OpTy>::ProgramOpPattern;
   using OpAdaptor = typename OpTy::Adaptor;
   static constexpr bool isSend = std::is_same_v<OpTy, SendOp>;
@@ -62,13 +61,14 @@ struct TransferPattern : ProgramOpPattern<OpTy> {
     ProgramLowering &lowering = this->lowering;
     // The peer's role: from its program, or, when the module holds only this
     // program (piper-compile lowers each alone), from the op.
-    auto peerRole = op->template getAttrOfType<DictionaryAttr>(kPeerRoleAttrName);
+    auto peerRole =
+        op->template getAttrOfType<DictionaryAttr>(kPeerRoleAttrName);
     if (DictionaryAttr role = lowering.roles.lookup(op.getPeer()))
       peerRole = role;
     if (!peerRole)
       return op->emitError() << "peer @" << op.getPeer() << " not found";
-    FailureOr<int64_t> offset = peerOffset(
-        op, lowering.mesh, lowering.program.getRole(), peerRole);
+    FailureOr<int64_t> offset =
+        peerOffset(op, lowering.mesh, lowering.program.getRole(), peerRole);
     if (failed(offset))
       return failure();
     Type type;
@@ -90,10 +90,10 @@ struct TransferPattern : ProgramOpPattern<OpTy> {
                ("piper_comm_send_" + *suffix).str(), {value}, {}, extra);
       rewriter.eraseOp(op);
     } else {
-      Value received = callShim(rewriter, loc, lowering.module,
-                                ("piper_comm_recv_" + *suffix).str(), {},
-                                {type}, extra)
-                           .front();
+      Value received =
+          callShim(rewriter, loc, lowering.module,
+                   ("piper_comm_recv_" + *suffix).str(), {}, {type}, extra)
+              .front();
       lowering.replace(rewriter, op, received);
     }
     return success();
@@ -165,15 +165,16 @@ private:
   /// 1/R: each replica's gradient is of the mean loss over its rows; the
   /// global loss is the mean over the R batch replicas.
   FailureOr<Value> reduce(CommOp comm, Value in, RankedTensorType type,
-                          const FlatShard &group, StringRef name,
-                          int64_t index, bool scatter,
+                          const FlatShard &group, StringRef name, int64_t index,
+                          bool scatter,
                           ConversionPatternRewriter &rewriter) const {
     if (lowering.shards.count(in))
       return comm.emitError() << "cannot lower '" << comm.getName()
                               << "': its operand is already a ZeRO shard";
     Location loc = comm.getLoc();
     Value commValue = i64Constant(rewriter, loc, index);
-    Value scale = f64Constant(rewriter, loc, 1.0 / lowering.layout.batchReplicas);
+    Value scale =
+        f64Constant(rewriter, loc, 1.0 / lowering.layout.batchReplicas);
     Type outType = scatter ? Type(chunkType(group, type)) : Type(type);
     Value out = callShim(rewriter, loc, lowering.module, name, {in}, {outType},
                          {commValue, scale})
@@ -186,8 +187,7 @@ private:
 
   /// all_gather of this member's chunk into the whole tensor.
   FailureOr<Value> gather(CommOp comm, Value in, RankedTensorType type,
-                          const FlatShard &group, StringRef name,
-                          int64_t index,
+                          const FlatShard &group, StringRef name, int64_t index,
                           ConversionPatternRewriter &rewriter) const {
     auto it = lowering.shards.find(in);
     if (it == lowering.shards.end())

@@ -215,8 +215,7 @@ private:
     if (type.getNumElements() != groupShard.numel)
       return launch.emitError()
              << "update '" << launch.getName() << "' gets " << type
-             << " beside shards of a " << groupShard.numel
-             << "-element tensor";
+             << " beside shards of a " << groupShard.numel << "-element tensor";
     FailureOr<StringRef> suffix =
         commSuffix(launch, type, /*allowInteger=*/false);
     if (failed(suffix))

@@ -19,8 +19,7 @@
 namespace mlir::piper {
 
 /// A pattern on one instruction kind of the program `lowering` lowers.
-template <typename OpTy>
-struct ProgramOpPattern : OpConversionPattern<OpTy> {
+template <typename OpTy> struct ProgramOpPattern : OpConversionPattern<OpTy> {
   ProgramOpPattern(const TypeConverter &converter, MLIRContext *context,
                    ProgramLowering &lowering)
       : OpConversionPattern<OpTy>(converter, context), lowering(lowering) {}

@@ -138,9 +138,9 @@ struct ProgramPattern : ProgramOpPattern<ProgramOp> {
     for (int64_t index : lowering.outputIndices)
       resultTypes.push_back(lowering.localResultType(index));
     Location loc = program.getLoc();
-    auto fn = func::FuncOp::create(
-        rewriter, loc, program.getSymName(),
-        rewriter.getFunctionType(argTypes, resultTypes));
+    auto fn =
+        func::FuncOp::create(rewriter, loc, program.getSymName(),
+                             rewriter.getFunctionType(argTypes, resultTypes));
     fn->setAttr(kInputsAttrName,
                 rewriter.getDenseI64ArrayAttr(lowering.inputIndices));
     fn->setAttr(kOutputsAttrName,
@@ -183,9 +183,8 @@ struct InputPattern : ProgramOpPattern<InputOp> {
   LogicalResult
   matchAndRewrite(InputOp input, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    int64_t position =
-        llvm::find(lowering.inputIndices, input.getIndex()) -
-        lowering.inputIndices.begin();
+    int64_t position = llvm::find(lowering.inputIndices, input.getIndex()) -
+                       lowering.inputIndices.begin();
     Value whole = input->getBlock()->getArgument(position);
     if (!input.getMicrobatch()) {
       lowering.replace(rewriter, input, whole);
@@ -265,8 +264,7 @@ struct SumPattern : ProgramOpPattern<SumOp> {
 /// piper.record / piper.wait -> piper_comm_record/wait(event, stream index)
 /// when nonblocking collectives make events matter; nothing otherwise
 /// (everything else runs on the host in program order).
-template <typename OpTy>
-struct EventPattern : ProgramOpPattern<OpTy> {
+template <typename OpTy> struct EventPattern : ProgramOpPattern<OpTy> {
   using ProgramOpPattern<OpTy>::ProgramOpPattern;
   using OpAdaptor = typename OpTy::Adaptor;
 
@@ -303,10 +301,9 @@ void mlir::piper::populateProgramToFuncPatterns(ProgramTypeConverter &converter,
 
 void mlir::piper::configureProgramToFuncTarget(ConversionTarget &target) {
   target.addLegalDialect<arith::ArithDialect,
-                         bufferization::BufferizationDialect,
-                         func::FuncDialect, linalg::LinalgDialect,
-                         memref::MemRefDialect, tensor::TensorDialect,
-                         PiperDialect>();
+                         bufferization::BufferizationDialect, func::FuncDialect,
+                         linalg::LinalgDialect, memref::MemRefDialect,
+                         tensor::TensorDialect, PiperDialect>();
   target.addIllegalOp<ProgramOp, InputOp, OutputOp, LaunchOp, SumOp, RecordOp,
                       WaitOp, SendOp, RecvOp, CommOp>();
 }
@@ -362,7 +359,8 @@ struct ProgramToFuncPass
   /// meshes, bodies holding collectives that no call is left to (their
   /// local clones lower them), and the plan attributes the lowering read.
   /// Other bodies no program calls are left for symbol-dce.
-  static void eraseProgramSources(ModuleOp module, ArrayRef<Operation *> steps) {
+  static void eraseProgramSources(ModuleOp module,
+                                  ArrayRef<Operation *> steps) {
     for (Operation *step : steps)
       step->erase();
     for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
