@@ -122,6 +122,14 @@ struct CommPattern : ProgramOpPattern<CommOp> {
     auto type = cast<RankedTensorType>(
         comm.getKind() == CollectiveKind::AllGather ? comm.getType()
                                                     : in.getType());
+    // The communicator and, for reductions, the scale 1/R: each replica's
+    // gradient is of the mean loss over its rows; the global loss is the
+    // mean over the R batch replicas. (Created first, as every lowering of
+    // a comm reads them, even where a group of one makes them unused.)
+    Location loc = comm.getLoc();
+    Value commValue = i64Constant(rewriter, loc, index.getInt());
+    Value scale =
+        f64Constant(rewriter, loc, 1.0 / lowering.layout.batchReplicas);
     FlatShard group;
     group.members = meshGroupSize(comm.getAxes(), lowering.mesh, &group.axes);
     group.numel = type.getNumElements();
@@ -144,11 +152,11 @@ struct CommPattern : ProgramOpPattern<CommOp> {
     switch (collective) {
     case CollectiveKind::AllReduce:
     case CollectiveKind::ReduceScatter:
-      out = reduce(comm, in, type, group, name, index.getInt(),
+      out = reduce(comm, in, type, group, name, {commValue, scale},
                    collective == CollectiveKind::ReduceScatter, rewriter);
       break;
     case CollectiveKind::AllGather:
-      out = gather(comm, in, type, group, name, index.getInt(), rewriter);
+      out = gather(comm, in, type, group, name, commValue, rewriter);
       break;
     case CollectiveKind::AllToAll:
       return comm.emitError() << "cannot lower '" << comm.getName()
@@ -161,23 +169,18 @@ struct CommPattern : ProgramOpPattern<CommOp> {
   }
 
 private:
-  /// all_reduce, or reduce_scatter to this member's chunk, both scaled by
-  /// 1/R: each replica's gradient is of the mean loss over its rows; the
-  /// global loss is the mean over the R batch replicas.
+  /// all_reduce, or reduce_scatter to this member's chunk, both scaled
+  /// (`extra`: the communicator and the scale).
   FailureOr<Value> reduce(CommOp comm, Value in, RankedTensorType type,
-                          const FlatShard &group, StringRef name, int64_t index,
-                          bool scatter,
+                          const FlatShard &group, StringRef name,
+                          ArrayRef<Value> extra, bool scatter,
                           ConversionPatternRewriter &rewriter) const {
     if (lowering.shards.count(in))
       return comm.emitError() << "cannot lower '" << comm.getName()
                               << "': its operand is already a ZeRO shard";
-    Location loc = comm.getLoc();
-    Value commValue = i64Constant(rewriter, loc, index);
-    Value scale =
-        f64Constant(rewriter, loc, 1.0 / lowering.layout.batchReplicas);
     Type outType = scatter ? Type(chunkType(group, type)) : Type(type);
-    Value out = callShim(rewriter, loc, lowering.module, name, {in}, {outType},
-                         {commValue, scale})
+    Value out = callShim(rewriter, comm.getLoc(), lowering.module, name, {in},
+                         {outType}, extra)
                     .front();
     if (scatter)
       lowering.shards[out] = group;
@@ -187,7 +190,8 @@ private:
 
   /// all_gather of this member's chunk into the whole tensor.
   FailureOr<Value> gather(CommOp comm, Value in, RankedTensorType type,
-                          const FlatShard &group, StringRef name, int64_t index,
+                          const FlatShard &group, StringRef name,
+                          Value commValue,
                           ConversionPatternRewriter &rewriter) const {
     auto it = lowering.shards.find(in);
     if (it == lowering.shards.end())
@@ -197,10 +201,8 @@ private:
     if (it->second.axes != group.axes || it->second.chunk != group.chunk)
       return comm.emitError() << "cannot lower '" << comm.getName()
                               << "': its operand is a shard over another group";
-    Location loc = comm.getLoc();
-    Value commValue = i64Constant(rewriter, loc, index);
-    return callShim(rewriter, loc, lowering.module, name, {in}, {type},
-                    {commValue})
+    return callShim(rewriter, comm.getLoc(), lowering.module, name, {in},
+                    {type}, {commValue})
         .front();
   }
 };
