@@ -116,3 +116,44 @@ piper.program @peer role {pp = 1} of @mesh step @step streams ["pp"] {
   %y = piper.recv "x" from @peer_on_unknown_axis_is_rejected tag 0 on "pp" : tensor<4xf64>
   piper.output 0 %y : tensor<4xf64>
 }
+
+// -----
+
+// The update body's parameter is whole (ZeRO-1) and the gradient a chunk:
+// the parameter is cut to the chunk through the group's communicator, which
+// the module does not list.
+module attributes {piper_plan.batch_axes = ["dp"]} {
+piper.mesh @mesh axes = [dp = 2]
+func.func @step(%w: tensor<3xf64> {piper.param = #piper.param<"w", zeros, placement = #piper.placement<@mesh, [{}], replicated = {dp}, zero = 1>>},
+                %m: tensor<3xf64> {piper.state = #piper.state<"w", "momentum_buffer">})
+    -> (tensor<3xf64> {piper.updated = "w"}, tensor<3xf64> {piper.state = #piper.state<"w", "momentum_buffer">}) {
+  return %w, %m : tensor<3xf64>, tensor<3xf64>
+}
+func.func private @upd(%w: tensor<3xf64>, %g: tensor<3xf64>, %m: tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>) {
+  %p, %b = piper.sgd_update %w, %g, %m {lr = 1.0e-01 : f64, momentum = 9.0e-01 : f64} : tensor<3xf64>
+  return %p, %b : tensor<3xf64>, tensor<3xf64>
+}
+piper.program @missing_zero_communicator_is_rejected role {} of @mesh step @step streams ["compute", "dp"] {
+  %w = piper.input 0 : tensor<3xf64>
+  %m = piper.input 1 : tensor<3xf64>
+  %r = piper.comm "rs"reduce_scatter %w over ["dp"] on "dp" {piper_plan.comm = 0 : i64} : tensor<3xf64>
+  // expected-error@+1 {{no communicator over the ZeRO group of an operand of 'UPD'}}
+  %u:2 = piper.launch "UPD" @upd(%w, %r, %m) on "compute" : (tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
+  %a = piper.comm "ag"all_gather %u#0 over ["dp"] on "dp" {piper_plan.comm = 0 : i64} : tensor<3xf64>
+  piper.output 0 %a : tensor<3xf64>
+  piper.output 1 %u#1 : tensor<3xf64>
+}
+}
+
+// -----
+
+// A ZeRO-3 parameter is held as a flat chunk: it has no microbatches.
+piper.mesh @mesh axes = [dp = 2]
+func.func @step(%w: tensor<4x2xf64> {piper.param = #piper.param<"w", zeros, placement = #piper.placement<@mesh, [{}, {}], replicated = {dp}, zero = 3>>}) -> tensor<4x2xf64> {
+  return %w : tensor<4x2xf64>
+}
+piper.program @microbatch_of_shard_is_rejected role {} of @mesh step @step streams ["compute", "dp"] {
+  // expected-error@+1 {{a microbatch of a sharded argument}}
+  %w = piper.input 0 microbatch 0 of 2 along 0 : tensor<2x2xf64>
+  %r = piper.comm "ar"all_reduce %w over ["dp"] on "dp" {piper_plan.comm = 0 : i64} : tensor<2x2xf64>
+}
