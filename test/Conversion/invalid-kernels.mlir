@@ -63,3 +63,12 @@ func.func @other_dialect_is_rejected(%x: f64) -> f64 {
   %y = math.exp %x : f64
   return %y : f64
 }
+
+// -----
+
+// Every kernel VJP takes one cotangent (of the forward op's one result).
+func.func @two_cotangents_are_rejected(%x: tensor<2xf64>) -> tensor<2xf64> {
+  // expected-error@+1 {{expected one cotangent, got 2}}
+  %a = piper.vjp "piper.softmax" wrt [0] (%x) cotangents (%x, %x) : (tensor<2xf64>), (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+  return %a : tensor<2xf64>
+}
