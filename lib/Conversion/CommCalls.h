@@ -1,5 +1,4 @@
-//===- CommCalls.h - Communication as calls of piper-run's shims -*- C++
-//-*-===//
+//===- CommCalls.h - Runtime and kernel calls on tensors -------*- C++ -*-===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -51,10 +50,12 @@ namespace mlir::piper {
 /// type's element type; a located error for anything else.
 FailureOr<StringRef> commSuffix(Operation *op, Type type, bool allowInteger);
 
-/// Calls shim `name` (declared once in `module`) with `inputs` (tensors,
-/// passed read-only with any layout), fresh buffers of `outputTypes` and the
-/// scalar `extra` operands (i64 or f64 values); returns the outputs as
-/// tensors.
+/// Calls C-ABI function `name` (declared once in `module`) with `inputs`
+/// (tensors, passed read-only with any layout), fresh buffers of
+/// `outputTypes` and the scalar `extra` operands (i64 or f64 values); returns
+/// the outputs as tensors. The runtime's shims above and the kernel
+/// library's piper_k_* functions (Kernels.h) share this convention, so
+/// --piper-convert-to-kernels calls kernels through it too.
 SmallVector<Value> callShim(OpBuilder &builder, Location loc, ModuleOp module,
                             StringRef name, ValueRange inputs,
                             TypeRange outputTypes, ValueRange extra);

@@ -32,6 +32,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConversionDriver.h"
+
 #include "piper/Conversion/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -44,6 +46,7 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -57,62 +60,82 @@
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Transforms/Passes.h"
 
+namespace mlir::piper {
+#define GEN_PASS_DEF_MATMULTOBLASPASS
+#define GEN_PASS_DEF_PACKEDENTRYPASS
+#define GEN_PASS_DEF_LOWERTOLLVMPASS
+#include "piper/Conversion/Passes.h.inc"
+} // namespace mlir::piper
+
 using namespace mlir;
 using namespace mlir::piper;
-
-namespace {
 
 //===----------------------------------------------------------------------===//
 // linalg.matmul on buffers -> piper_k_gemm_<t>
 //===----------------------------------------------------------------------===//
 
-struct MatmulToBlasPass
-    : PassWrapper<MatmulToBlasPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MatmulToBlasPass)
-  StringRef getArgument() const override { return "piper-matmul-to-blas"; }
-  StringRef getDescription() const override {
-    return "Replace f32/f64 linalg.matmul on buffers by BLAS kernel calls";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<func::FuncDialect, memref::MemRefDialect>();
-  }
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    OpBuilder b(module.getContext());
-    SmallVector<linalg::MatmulOp> matmuls;
-    module.walk([&](linalg::MatmulOp op) {
-      if (op.hasPureBufferSemantics())
-        matmuls.push_back(op);
-    });
-    for (linalg::MatmulOp op : matmuls) {
-      // Only the plain C += A B form (no transposing indexing maps, no
-      // casts): what --piper-convert-to-kernels emits.
-      if (!op.getIndexingMaps().empty() &&
-          op.getIndexingMapsArray() !=
-              op.getDefaultIndexingMaps(op.getContext()))
-        continue;
-      auto c = cast<MemRefType>(op.getOutputs()[0].getType());
-      Type elt = c.getElementType();
-      if (!elt.isF32() && !elt.isF64())
-        continue;
-      std::string name = elt.isF32() ? "piper_k_gemm_f32" : "piper_k_gemm_f64";
-      b.setInsertionPoint(op);
-      SmallVector<Value> args;
-      for (Value v : {op.getInputs()[0], op.getInputs()[1], op.getOutputs()[0]})
-        args.push_back(memref::CastOp::create(
-            b, op.getLoc(), UnrankedMemRefType::get(elt, 0), v));
-      auto fn = module.lookupSymbol<func::FuncOp>(name);
-      if (!fn) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToEnd(module.getBody());
-        fn = func::FuncOp::create(
-            b, module.getLoc(), name,
-            b.getFunctionType(ValueRange(args).getTypes(), {}));
-        fn.setPrivate();
-      }
-      func::CallOp::create(b, op.getLoc(), fn, args);
-      op.erase();
+bool mlir::piper::isBlasMatmul(Operation *op) {
+  auto matmul = dyn_cast<linalg::MatmulOp>(op);
+  if (!matmul || !matmul.hasPureBufferSemantics())
+    return false;
+  // Only the plain C += A B form (no transposing indexing maps, no casts):
+  // what --piper-convert-to-kernels emits.
+  if (!matmul.getIndexingMaps().empty() &&
+      matmul.getIndexingMapsArray() !=
+          matmul.getDefaultIndexingMaps(matmul.getContext()))
+    return false;
+  Type elt =
+      cast<MemRefType>(matmul.getOutputs()[0].getType()).getElementType();
+  return elt.isF32() || elt.isF64();
+}
+
+namespace {
+
+/// linalg.matmul(A, B, C) -> piper_k_gemm_<t>(A, B, C) on unranked memrefs.
+struct MatmulToGemmCall : OpConversionPattern<linalg::MatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(linalg::MatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isBlasMatmul(op))
+      return failure();
+    Location loc = op.getLoc();
+    Type elt = cast<MemRefType>(op.getOutputs()[0].getType()).getElementType();
+    std::string name = elt.isF32() ? "piper_k_gemm_f32" : "piper_k_gemm_f64";
+    SmallVector<Value> args;
+    for (Value v : {adaptor.getInputs()[0], adaptor.getInputs()[1],
+                    adaptor.getOutputs()[0]})
+      args.push_back(memref::CastOp::create(
+          rewriter, loc, UnrankedMemRefType::get(elt, 0), v));
+    auto module = op->getParentOfType<ModuleOp>();
+    auto fn = module.lookupSymbol<func::FuncOp>(name);
+    if (!fn) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToEnd(module.getBody());
+      fn = func::FuncOp::create(
+          rewriter, module.getLoc(), name,
+          rewriter.getFunctionType(ValueRange(args).getTypes(), {}));
+      fn.setPrivate();
     }
+    func::CallOp::create(rewriter, loc, fn, args);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct MatmulToBlasPass
+    : mlir::piper::impl::MatmulToBlasPassBase<MatmulToBlasPass> {
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    RewritePatternSet patterns(context);
+    populateMatmulToBlasPatterns(patterns);
+    ConversionTarget target(*context);
+    target.markUnknownOpDynamicallyLegal(
+        [](Operation *op) { return !isBlasMatmul(op); });
+    if (failed(applyLowering(getOperation(), target, std::move(patterns),
+                             /*full=*/false)))
+      signalPassFailure();
   }
 };
 
@@ -120,19 +143,38 @@ struct MatmulToBlasPass
 // Packed entry points
 //===----------------------------------------------------------------------===//
 
-struct PackedEntryPass : PassWrapper<PackedEntryPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PackedEntryPass)
-  StringRef getArgument() const override { return "piper-packed-entry"; }
-  StringRef getDescription() const override {
-    return "Add `void piper_entry_<program>(void **args)` for every program";
+/// `void piper_entry_<program>(void **args)` calling `target` (the C
+/// interface wrapper of `program`) with the descriptor pointers in args.
+void buildPackedEntry(OpBuilder &b, ModuleOp module, LLVM::LLVMFuncOp program,
+                      LLVM::LLVMFuncOp target) {
+  auto ptr = LLVM::LLVMPointerType::get(module.getContext());
+  Location loc = program.getLoc();
+  // A fixed signature for the host: one array of descriptor pointers,
+  // whatever the number and ranks of the program's tensors.
+  b.setInsertionPointToEnd(module.getBody());
+  auto entry = LLVM::LLVMFuncOp::create(
+      b, loc, (kEntryPrefix + program.getSymName()).str(),
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(b.getContext()),
+                                  {ptr}));
+  Block *block = entry.addEntryBlock(b);
+  b.setInsertionPointToStart(block);
+  Value argv = block->getArgument(0);
+  SmallVector<Value> args;
+  for (unsigned i = 0, e = target.getNumArguments(); i < e; ++i) {
+    Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, argv,
+                                     ArrayRef<LLVM::GEPArg>{int32_t(i)});
+    args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
   }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<LLVM::LLVMDialect>();
-  }
+  LLVM::CallOp::create(b, loc, target, args);
+  LLVM::ReturnOp::create(b, loc, ValueRange{});
+}
+
+/// Adds functions rather than rewriting ops, so it is no conversion.
+struct PackedEntryPass
+    : mlir::piper::impl::PackedEntryPassBase<PackedEntryPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder b(module.getContext());
-    auto ptr = LLVM::LLVMPointerType::get(module.getContext());
     SmallVector<LLVM::LLVMFuncOp> programs;
     for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
       // The C-interface wrapper copies the attributes; skip it.
@@ -146,34 +188,13 @@ struct PackedEntryPass : PassWrapper<PackedEntryPass, OperationPass<ModuleOp>> {
         fn.emitError() << "has no C interface wrapper @" << ciface;
         return signalPassFailure();
       }
-      // A fixed signature for the host: one array of descriptor pointers,
-      // whatever the number and ranks of the program's tensors.
-      b.setInsertionPointToEnd(module.getBody());
-      auto entry = LLVM::LLVMFuncOp::create(
-          b, fn.getLoc(), (kEntryPrefix + fn.getSymName()).str(),
-          LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(b.getContext()),
-                                      {ptr}));
-      Block *block = entry.addEntryBlock(b);
-      b.setInsertionPointToStart(block);
-      Value argv = block->getArgument(0);
-      SmallVector<Value> args;
-      for (unsigned i = 0, e = target.getNumArguments(); i < e; ++i) {
-        Value slot = LLVM::GEPOp::create(b, fn.getLoc(), ptr, ptr, argv,
-                                         ArrayRef<LLVM::GEPArg>{int32_t(i)});
-        args.push_back(LLVM::LoadOp::create(b, fn.getLoc(), ptr, slot));
-      }
-      LLVM::CallOp::create(b, fn.getLoc(), target, args);
-      LLVM::ReturnOp::create(b, fn.getLoc(), ValueRange{});
+      buildPackedEntry(b, module, fn, target);
     }
   }
 };
 
-struct LowerToLLVMPass : PassWrapper<LowerToLLVMPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerToLLVMPass)
-  StringRef getArgument() const override { return "piper-lower-to-llvm"; }
-  StringRef getDescription() const override {
-    return "Lower device programs and their bodies to the LLVM dialect";
-  }
+struct LowerToLLVMPass
+    : mlir::piper::impl::LowerToLLVMPassBase<LowerToLLVMPass> {
   void getDependentDialects(DialectRegistry &registry) const override {
     OpPassManager pm(ModuleOp::getOperationName());
     buildLowerToLLVMPipeline(pm);
@@ -189,14 +210,8 @@ struct LowerToLLVMPass : PassWrapper<LowerToLLVMPass, OperationPass<ModuleOp>> {
 
 } // namespace
 
-std::unique_ptr<Pass> mlir::piper::createMatmulToBlasPass() {
-  return std::make_unique<MatmulToBlasPass>();
-}
-std::unique_ptr<Pass> mlir::piper::createPackedEntryPass() {
-  return std::make_unique<PackedEntryPass>();
-}
-std::unique_ptr<Pass> mlir::piper::createLowerToLLVMPass() {
-  return std::make_unique<LowerToLLVMPass>();
+void mlir::piper::populateMatmulToBlasPatterns(RewritePatternSet &patterns) {
+  patterns.add<MatmulToGemmCall>(patterns.getContext());
 }
 
 void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm) {
@@ -233,15 +248,11 @@ void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createPackedEntryPass());
 }
 
-void mlir::piper::registerPiperConversionPasses() {
-  registerPass(createProgramToFuncPass);
-  registerPass(createConvertToKernelsPass);
-  registerPass(createMatmulToBlasPass);
-  registerPass(createPackedEntryPass);
-  registerPass(createLowerToLLVMPass);
-}
-
 void mlir::piper::registerPiperConversionInterfaces(DialectRegistry &registry) {
+  // The dialects of the lowering's stages, so that an opt tool can read
+  // them (each pass of Passes.td on its own).
+  registry.insert<bufferization::BufferizationDialect, LLVM::LLVMDialect,
+                  memref::MemRefDialect>();
   // One-shot bufferization of what --piper-convert-to-kernels emits.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(

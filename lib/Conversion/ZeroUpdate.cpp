@@ -16,10 +16,7 @@
 using namespace mlir;
 using namespace mlir::piper;
 
-namespace {
-
-/// The tensors an update reads and writes elementwise.
-SmallVector<Value> elementwiseOperands(Operation *op) {
+SmallVector<Value> mlir::piper::updateOperands(Operation *op) {
   if (auto adamw = dyn_cast<AdamWUpdateOp>(op))
     return {adamw.getParam(), adamw.getGrad(), adamw.getExpAvg(),
             adamw.getExpAvgSq()};
@@ -27,8 +24,6 @@ SmallVector<Value> elementwiseOperands(Operation *op) {
     return {sgd.getParam(), sgd.getGrad(), sgd.getMomentumBuffer()};
   return {};
 }
-
-} // namespace
 
 bool mlir::piper::isUpdateBody(func::FuncOp body) {
   bool any = false;
@@ -49,7 +44,7 @@ FailureOr<SmallVector<SmallVector<unsigned>>>
 mlir::piper::updateGroups(func::FuncOp body, Operation *at) {
   SmallVector<SmallVector<unsigned>> groups;
   WalkResult walk = body.walk([&](Operation *op) {
-    SmallVector<Value> operands = elementwiseOperands(op);
+    SmallVector<Value> operands = updateOperands(op);
     if (operands.empty())
       return WalkResult::advance();
     SmallVector<unsigned> group;
@@ -89,7 +84,7 @@ FailureOr<func::FuncOp> mlir::piper::cloneUpdateBody(func::FuncOp body,
     arg.setType(type);
   // Post-order: an update before the annotate around it.
   WalkResult walk = clone.walk([&](Operation *op) {
-    SmallVector<Value> operands = elementwiseOperands(op);
+    SmallVector<Value> operands = updateOperands(op);
     if (!operands.empty()) {
       Type type = operands.front().getType();
       for (Value v : operands)

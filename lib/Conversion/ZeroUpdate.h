@@ -22,6 +22,10 @@
 
 namespace mlir::piper {
 
+/// The tensors optimizer update `op` reads and writes elementwise
+/// (parameter, gradient, state); empty for any other op.
+SmallVector<Value> updateOperands(Operation *op);
+
 /// Whether `body` only holds optimizer updates (and the step counters'
 /// arithmetic): an UPD node's body.
 bool isUpdateBody(func::FuncOp body);

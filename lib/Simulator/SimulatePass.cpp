@@ -14,9 +14,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::piper {
-#define GEN_PASS_DECL_PIPERSIMULATE
 #define GEN_PASS_DEF_PIPERSIMULATE
-#include "Passes.h.inc"
+#include "piper/Simulator/Passes.h.inc"
 } // namespace mlir::piper
 
 using namespace mlir;
@@ -85,7 +84,7 @@ struct PiperSimulatePass
 
 void mlir::piper::registerSimulatorPasses() {
   static bool registered = [] {
-    registerPass([] { return std::make_unique<PiperSimulatePass>(); });
+    registerPass([] { return createPiperSimulate(); });
     return true;
   }();
   (void)registered;

@@ -9,28 +9,23 @@
 // The compiler's back half (docs/Lowering.md): device programs
 // (`piper.program`, from --piper-partition) to the LLVM dialect.
 //
-//   --piper-program-to-func     each program becomes a public func.func on
-//                               tensors (inputs = step arguments, results =
-//                               step results, launches = calls)
-//   --piper-convert-to-kernels  piper ops become linalg (elementwise, 2-D
-//                               GEMMs) or calls of the C-ABI kernel library
-//                               (include/piper/Kernels/Kernels.h)
-//   --piper-lower-to-llvm       both, then one-shot bufferization, buffer
-//                               deallocation, GEMMs to BLAS, linalg to loops
-//                               and the upstream conversions to LLVM, plus a
-//                               packed entry point per program
+// The passes are declared in Passes.td (docs/reference/
+// PiperConversionPasses.md); their rewrites are the populate*Patterns
+// functions below and in ProgramToFunc.h.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PIPER_CONVERSION_PASSES_H
 #define PIPER_CONVERSION_PASSES_H
 
+#include "mlir/IR/BuiltinOps.h"
 // The attributes the lowering reads that --piper-number-communicators and
 // --piper-stamp-peer-roles write (kPeerRoleAttrName, kCommIndexAttrName, ...).
 #include "piper/Dialect/Piper/Transforms/PlanAnnotations.h"
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 #include <memory>
 
@@ -49,23 +44,33 @@ constexpr llvm::StringLiteral kRoleAttrName = "piper_plan.role";
 /// result (the caller allocates results).
 constexpr llvm::StringLiteral kEntryPrefix = "piper_entry_";
 
-std::unique_ptr<Pass> createProgramToFuncPass();
-std::unique_ptr<Pass> createConvertToKernelsPass();
-/// Rewrites linalg.matmul on buffers into piper_k_gemm_<t> (BLAS) calls.
-std::unique_ptr<Pass> createMatmulToBlasPass();
-/// Adds the packed entry point of every function with kInputsAttrName
-/// (runs on the LLVM dialect; needs `llvm.emit_c_interface` wrappers).
-std::unique_ptr<Pass> createPackedEntryPass();
-std::unique_ptr<Pass> createLowerToLLVMPass();
+/// create<Name>() for each pass of Passes.td.
+#define GEN_PASS_DECL
+#include "piper/Conversion/Passes.h.inc"
 
 /// The whole lowering as a pipeline on builtin.module.
 void buildLowerToLLVMPipeline(OpPassManager &pm);
 
-/// Registers the passes above with the global registry (for opt tools).
-void registerPiperConversionPasses();
+/// Piper ops on tensors to linalg and kernel-library calls (one pattern per
+/// op kind; --piper-convert-to-kernels).
+void populateConvertToKernelsPatterns(RewritePatternSet &patterns);
+/// The legality of --piper-convert-to-kernels: no piper op and no op of
+/// another dialect than func, arith, tensor, linalg, bufferization and
+/// memref inside a function; arith.addi only on scalars.
+void configureConvertToKernelsTarget(ConversionTarget &target);
+
+/// linalg.matmul on f32/f64 buffers to piper_k_gemm_<t> (BLAS) calls.
+void populateMatmulToBlasPatterns(RewritePatternSet &patterns);
+/// Whether --piper-matmul-to-blas replaces `op`.
+bool isBlasMatmul(Operation *op);
+
+/// registerPiperConversionPasses(): every pass above, for opt tools.
+#define GEN_PASS_REGISTRATION
+#include "piper/Conversion/Passes.h.inc"
 
 /// Registers the external interfaces the pipeline needs (bufferization of
-/// arith, func, linalg and tensor ops) in a tool's registry.
+/// arith, func, linalg and tensor ops) and the dialects of its stages
+/// (bufferization, memref, LLVM) in a tool's registry.
 void registerPiperConversionInterfaces(DialectRegistry &registry);
 
 } // namespace mlir::piper

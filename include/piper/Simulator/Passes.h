@@ -9,7 +9,16 @@
 #ifndef PIPER_SIMULATOR_PASSES_H
 #define PIPER_SIMULATOR_PASSES_H
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
 namespace mlir::piper {
+
+/// `createPiperSimulate()` and `PiperSimulateOptions` (Passes.td).
+#define GEN_PASS_DECL
+#include "piper/Simulator/Passes.h.inc"
 
 /// Registers `--piper-simulate`.
 void registerSimulatorPasses();
