@@ -6,35 +6,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// piper-program-to-func lowers a program's communication to calls of C-ABI
-// shims that piper-run exports and implements on the piper_rt_* runtime
-// (tools/piper-run/Comm.cpp), so plans link no MPI. Every tensor crosses as
-// an unranked memref (rank, descriptor); inputs may have any strides (the
-// shims copy them out), outputs are freshly allocated identity buffers.
-//
-//   piper_comm_send_<t>(in, int64 peer_offset, int64 tag)
-//   piper_comm_recv_<t>(out, int64 peer_offset, int64 tag)
-//   piper_comm_iall_reduce_<t>(in, out, int64 comm, f64 scale)
-//   piper_comm_ireduce_scatter_<t>(in, out, int64 comm, f64 scale)
-//   piper_comm_iall_gather_<t>(in, out, int64 comm)
-//   piper_comm_all_reduce_<t>(in, out, int64 comm, f64 scale)   (in bodies)
-//   piper_comm_all_to_all_<t>(in, out, int64 comm, int64 direction)
-//   piper_comm_shard_<t>(in, out, int64 comm)
-//   piper_trace_begin(int64 launch) / piper_trace_end(int64 launch)
-//
-// `peer_offset` is the peer's world rank minus the caller's: a program is
-// shared by every replica of its role, and its peer differs from each of
-// them only on the roles' axes, so the offset is the same for all. `comm`
-// indexes the plan's communicator list. Reductions sum, then scale.
-// all_gather and shard work on flat chunks (ReplicaLayout.h): all_gather
-// concatenates the members' chunks and keeps the whole tensor's elements;
-// shard copies this member's chunk of a whole tensor (no communication).
-// The trace hooks bracket every launch (its index in program order) so that
-// piper-run can time kernels into the runtime's Chrome trace.
-// all_to_all moves an expert buffer between N members: direction 0 (to the
-// experts' owners) takes [E, C, H] (member j owns experts [j E/N, (j+1)
-// E/N)) to [E/N, N C, H], the tokens of source s at [:, s C : (s+1) C];
-// direction 1 (back) is its inverse.
+// piper-program-to-func lowers a program's communication, and
+// piper-convert-to-kernels its kernels, to calls of C functions. The runtime
+// owns that contract: every symbol a plan calls, its signature and its exact
+// semantics are declared once in runtime/include/piper-rt/plan_abi.h (and
+// implemented by the runtime library PiperPlanRuntime, never by a tool);
+// the kernel library's calls in include/piper/Kernels/Kernels.h. Plans link
+// no MPI. Every tensor crosses as an unranked memref (rank, descriptor);
+// inputs may have any strides, outputs are freshly allocated identity
+// buffers. The helpers below only build such calls on tensors.
 //
 //===----------------------------------------------------------------------===//
 
