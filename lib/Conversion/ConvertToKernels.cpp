@@ -36,9 +36,11 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -468,9 +470,14 @@ struct ConvertToKernelsPass
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, bufferization::BufferizationDialect,
                     func::FuncDialect, linalg::LinalgDialect,
-                    memref::MemRefDialect, tensor::TensorDialect>();
+                    math::MathDialect, memref::MemRefDialect,
+                    tensor::TensorDialect>();
   }
   void runOnOperation() override {
+    RewritePatternSet elementwise(&getContext());
+    populateElementwiseToLinalgPatterns(elementwise);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(elementwise))))
+      return signalPassFailure();
     if (failed(Lowerer(getOperation()).run()))
       signalPassFailure();
   }

@@ -58,6 +58,10 @@ std::unique_ptr<Pass> createMatmulToBlasPass();
 std::unique_ptr<Pass> createPackedEntryPass();
 std::unique_ptr<Pass> createLowerToLLVMPass();
 
+/// Ops with an ElementwiseOpInterface, and their piper.vjp, as elementwise
+/// linalg.generic ops built from the interface's scalar rules.
+void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns);
+
 /// The whole lowering as a pipeline on builtin.module.
 void buildLowerToLLVMPipeline(OpPassManager &pm);
 
