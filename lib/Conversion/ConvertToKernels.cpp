@@ -328,7 +328,7 @@ LogicalResult Lowerer::lower(Operation *op) {
       op->getDialect()->getNamespace() != "piper") {
     if (isa<func::FuncDialect, arith::ArithDialect, tensor::TensorDialect,
             linalg::LinalgDialect, bufferization::BufferizationDialect,
-            memref::MemRefDialect>(op->getDialect()))
+            math::MathDialect, memref::MemRefDialect>(op->getDialect()))
       return success();
     return op->emitError() << "unsupported operation '" << op->getName()
                            << "' in a chunk body: the native lowering handles "
