@@ -40,6 +40,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -207,7 +208,7 @@ struct RejectUnsupported : ConversionPattern {
       return op->emitError()
              << "unsupported operation '" << op->getName()
              << "' in a chunk body: the native lowering handles piper NN "
-                "ops, piper.vjp, optimizer updates, arith, tensor and func ops";
+                "ops, piper.vjp, optimizer updates, arith, math, tensor and func ops";
     // Ops with a pattern report their own errors.
     if (hasKernelPattern(op) || failed(kernelFloatType(op, /*report=*/true)))
       return failure();
@@ -239,6 +240,7 @@ void mlir::piper::populateConvertToKernelsPatterns(
                ElementwiseToLinalg<SubOp>, ElementwiseToLinalg<MulOp>,
                ElementwiseToLinalg<ReluOp>, AddIToLinalg, LinearToLinalg,
                MatmulToLinalg, RejectUnsupported>(context);
+  populateElementwiseToLinalgPatterns(patterns);
   populateKernelCallPatterns(patterns);
 }
 
@@ -247,7 +249,8 @@ void mlir::piper::configureConvertToKernelsTarget(ConversionTarget &target) {
   target
       .addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
                        func::FuncDialect, linalg::LinalgDialect,
-                       memref::MemRefDialect, tensor::TensorDialect>();
+                       math::MathDialect, memref::MemRefDialect,
+                       tensor::TensorDialect>();
   target.addDynamicallyLegalOp<arith::AddIOp>(
       [](arith::AddIOp op) { return !isa<RankedTensorType>(op.getType()); });
   // Only function bodies are lowered (a module may still hold meshes).

@@ -142,7 +142,7 @@ bool isForwardOp(Operation *op) {
   return isa<MatmulOp, LinearOp, AddOp, SubOp, MulOp, ReluOp, GeluOp, SiluOp,
              SwigluOp, SoftmaxOp, RmsNormOp, LayerNormOp, AttentionOp,
              EmbeddingOp, CrossEntropyOp, ReshapeOp, TransposeOp, RouterOp,
-             DispatchOp, ExpertFfnOp, CombineOp>(op);
+             DispatchOp, ExpertFfnOp, CombineOp, ElementwiseOpInterface>(op);
 }
 
 /// Checks one op of the function body for `create`.
@@ -152,7 +152,9 @@ LogicalResult checkSupported(Operation *op) {
       isForwardOp(op)) {
     // Types are checked below.
   } else if (auto vjp = dyn_cast<VJPOp>(op)) {
-    if (!differentiableOpNames().contains(vjp.getOp()))
+    if (!differentiableOpNames().contains(vjp.getOp()) &&
+        !ElementwiseOpInterface::lookupElementwise(vjp.getOp(),
+                                                   op->getContext()))
       return op->emitError()
              << "piper.vjp: the interpreter has no reference VJP for '"
              << vjp.getOp() << "'";
@@ -218,6 +220,18 @@ private:
                                 SmallVectorImpl<RuntimeValue> &results);
   LogicalResult executeVJP(VJPOp op, SmallVectorImpl<RuntimeValue> &results);
   LogicalResult vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient);
+  /// An op with ElementwiseOpInterface, from its scalar rule.
+  LogicalResult executeElementwise(Operation &op,
+                                   const ElementwiseOpInterface::Concept &rule,
+                                   SmallVectorImpl<RuntimeValue> &results);
+  /// The VJP of such an op: dy * d(result)/d(operand wrt), elementwise.
+  LogicalResult vjpElementwise(VJPOp op, int64_t wrt,
+                               const ElementwiseOpInterface::Concept &rule,
+                               ref::Tensor &gradient);
+  /// The primals of an elementwise op's `op` as float tensors of one shape,
+  /// or a located error.
+  FailureOr<SmallVector<const ref::Tensor *>>
+  sameShapeTensors(Operation &op, ValueRange values, StringRef what);
 
   const RuntimeValue &lookup(Value value) const {
     return env.find(value)->second;
@@ -665,10 +679,85 @@ LogicalResult Executor::execute(Operation &op,
         results.push_back(std::move(sum));
         return success();
       })
-      .Default([&](Operation *) {
+      .Default([&](Operation *) -> LogicalResult {
+        if (const ElementwiseOpInterface::Concept *rule =
+                op.getName().getInterface<ElementwiseOpInterface>())
+          return executeElementwise(op, *rule, results);
         return op.emitError()
                << "unsupported operation '" << op.getName() << "'";
       });
+}
+
+FailureOr<SmallVector<const ref::Tensor *>>
+Executor::sameShapeTensors(Operation &op, ValueRange values, StringRef what) {
+  SmallVector<const ref::Tensor *> tensors;
+  for (auto [index, value] : llvm::enumerate(values)) {
+    const ref::Tensor *t = getIfTensor(lookup(value));
+    if (!t)
+      return op.emitError() << what << " #" << index
+                            << " must be a float tensor";
+    if (!tensors.empty() && t->shape != tensors.front()->shape)
+      return op.emitError()
+             << what << " #" << index << " has shape "
+             << ref::shapeToString(t->shape) << ", expected "
+             << ref::shapeToString(tensors.front()->shape);
+    tensors.push_back(t);
+  }
+  return tensors;
+}
+
+LogicalResult
+Executor::executeElementwise(Operation &op,
+                             const ElementwiseOpInterface::Concept &rule,
+                             SmallVectorImpl<RuntimeValue> &results) {
+  FailureOr<SmallVector<const ref::Tensor *>> in =
+      sameShapeTensors(op, op.getOperands(), "operand");
+  if (failed(in) || in->empty())
+    return failure();
+  ref::Tensor out;
+  out.shape = in->front()->shape;
+  out.data.resize(in->front()->data.size());
+  SmallVector<double> x(in->size());
+  for (size_t i = 0; i < out.data.size(); ++i) {
+    for (auto [k, t] : llvm::enumerate(*in))
+      x[k] = t->data[i];
+    out.data[i] = rule.evaluateScalar(x);
+  }
+  results.push_back(std::move(out));
+  return success();
+}
+
+LogicalResult
+Executor::vjpElementwise(VJPOp op, int64_t wrt,
+                         const ElementwiseOpInterface::Concept &rule,
+                         ref::Tensor &gradient) {
+  Operation &raw = *op.getOperation();
+  FailureOr<SmallVector<const ref::Tensor *>> in =
+      sameShapeTensors(raw, op.getPrimals(), "primal");
+  if (failed(in) || in->empty())
+    return failure();
+  if (op.getCotangents().size() != 1)
+    return op.emitError() << "piper.vjp of " << op.getOp()
+                          << ": expected 1 cotangent, got "
+                          << op.getCotangents().size();
+  const ref::Tensor *dy = getIfTensor(lookup(op.getCotangents()[0]));
+  if (!dy || dy->shape != in->front()->shape)
+    return op.emitError() << "piper.vjp of " << op.getOp()
+                          << ": the cotangent must be a float tensor of the "
+                             "primals' shape";
+  if (wrt < 0 || wrt >= static_cast<int64_t>(in->size()))
+    return op.emitError() << "piper.vjp of " << op.getOp()
+                          << ": there is no gradient with respect to operand #"
+                          << wrt;
+  gradient.shape = dy->shape;
+  gradient.data.resize(dy->data.size());
+  SmallVector<double> x(in->size());
+  for (size_t i = 0; i < dy->data.size(); ++i) {
+    for (auto [k, t] : llvm::enumerate(*in))
+      x[k] = t->data[i];
+    gradient.data[i] = dy->data[i] * rule.evaluatePartial(x, wrt);
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -689,6 +778,9 @@ LogicalResult Executor::executeVJP(VJPOp op,
 LogicalResult Executor::vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient) {
   Operation &raw = *op.getOperation();
   StringRef name = op.getOp();
+  if (const ElementwiseOpInterface::Concept *rule =
+          ElementwiseOpInterface::lookupElementwise(name, op.getContext()))
+    return vjpElementwise(op, wrt, *rule, gradient);
   StringRef mnemonic = name;
   mnemonic.consume_front("piper.");
   OperandRange primals = op.getPrimals();

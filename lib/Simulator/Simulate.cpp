@@ -111,16 +111,6 @@ private:
     return out;
   }
 
-  /// Members of a communicator over `axes` share this key.
-  std::string groupKey(ProgramOp program, ArrayAttr axes) const {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    for (NamedAttribute axis : program.getRole())
-      if (!llvm::is_contained(axes, axis.getName()))
-        os << axis.getName().getValue() << "=" << axis.getValue() << ";";
-    return text;
-  }
-
   sim::Segment commSegment(const sim::CommTime &t, StringRef name,
                            StringRef kind) const {
     sim::Segment seg;
@@ -425,10 +415,10 @@ ProblemBuilder::build(function_ref<InFlightDiagnostic()> emitError) {
         instr.name = comm.getName().str();
         StringRef kind = stringifyCollectiveKind(comm.getKind());
         instr.category = kind.str();
-        std::string group = groupKey(program, comm.getAxes());
+        std::string group = getCommGroupKey(program, comm.getAxes());
         unsigned members = 0;
         for (ProgramOp other : programs)
-          members += groupKey(other, comm.getAxes()) == group;
+          members += getCommGroupKey(other, comm.getAxes()) == group;
         if (members > 1) {
           std::string key;
           llvm::raw_string_ostream os(key);

@@ -57,10 +57,13 @@ func.func @collective_in_body_is_rejected(%x: tensor<4xf64>) -> tensor<4xf64> {
 
 // -----
 
-// Only func, arith, tensor, linalg, bufferization and memref ops pass through.
+// Only func, arith, math, tensor, linalg, bufferization and memref ops pass
+// through.
 func.func @other_dialect_is_rejected(%x: f64) -> f64 {
-  // expected-error@+1 {{unsupported operation 'math.exp' in a chunk body: the native lowering handles piper NN ops, piper.vjp, optimizer updates, arith, tensor and func ops}}
-  %y = math.exp %x : f64
+  // expected-error@+1 {{unsupported operation 'scf.execute_region' in a chunk body: the native lowering handles piper NN ops, piper.vjp, optimizer updates, arith, math, tensor and func ops}}
+  %y = scf.execute_region -> f64 {
+    scf.yield %x : f64
+  }
   return %y : f64
 }
 

@@ -147,11 +147,15 @@ def layer_count(p):
     return len(layers)
 
 
-def mlp_loss(p, data):
+ACTIVATIONS = {"relu": F.relu, "sigmoid": torch.sigmoid}
+
+
+def mlp_loss(p, data, activation="relu"):
     inputs, labels = data
     x = inputs
+    act = ACTIVATIONS[activation]
     for l in range(layer_count(p)):
-        x = F.relu(x @ p["layers.%d.weight" % l] + p["layers.%d.bias" % l])
+        x = act(x @ p["layers.%d.weight" % l] + p["layers.%d.bias" % l])
     logits = x @ p["head.weight"] + p["head.bias"]
     return F.cross_entropy(logits, labels)
 
@@ -220,6 +224,11 @@ def main():
     parser.add_argument("dump", help="JSON written by piper-interp --dump")
     parser.add_argument("--model", required=True, choices=["mlp", "gpt", "moe"],
                         help="the piper-gen model family of the dump")
+    parser.add_argument("--activation", choices=sorted(ACTIVATIONS),
+                        default="relu",
+                        help="the MLP's hidden activation (default relu, as "
+                             "piper-gen; sigmoid for a model rewritten to "
+                             "piper.sigmoid)")
     parser.add_argument("--heads", type=int, default=2,
                         help="attention heads (default 2, as tiny-gpt/tiny-moe)")
     parser.add_argument("--top-k", type=int, default=2,
@@ -253,7 +262,7 @@ def main():
 
     notes = Notes()
     if args.model == "mlp":
-        loss = mlp_loss(params, data)
+        loss = mlp_loss(params, data, args.activation)
     else:
         loss = decoder_loss(params, data, args.model, args.heads, args.top_k,
                             notes)

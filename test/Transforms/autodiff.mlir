@@ -160,3 +160,25 @@ func.func @sums_stay_in_chunks(%w: tensor<4x4xf64> {piper.param = #piper.param<"
   }
   return %loss : tensor<f64>
 }
+
+// -----
+
+// An op with an ElementwiseOpInterface and no registered VJP rule
+// (piper.sigmoid) differentiates into one piper.vjp of itself.
+// CHECK-LABEL: func.func @sigmoid_has_a_generic_vjp(
+// CHECK:         %[[A:.*]] = piper.linear
+// CHECK:         %[[S:.*]] = piper.sigmoid %[[A]] : tensor<2x4xf64>
+// CHECK:         piper.vjp "piper.cross_entropy"
+// CHECK:         %[[DO:.*]] = piper.vjp "piper.linear" wrt [0]
+// CHECK:         %[[DA:.*]] = piper.vjp "piper.sigmoid" wrt [0] (%[[A]]) cotangents (%[[DO]]) {piper.pass = #piper<pass BI>} : (tensor<2x4xf64>), (tensor<2x4xf64>) -> tensor<2x4xf64>
+// CHECK:         piper.vjp "piper.linear" wrt [1]
+func.func @sigmoid_has_a_generic_vjp(
+    %w1: tensor<3x4xf64> {piper.param = #piper.param<"w1", normal(0.1)>},
+    %w2: tensor<4x2xf64> {piper.param = #piper.param<"w2", normal(0.1)>},
+    %x: tensor<2x3xf64>, %labels: tensor<2xi64>) -> tensor<f64> {
+  %a = piper.linear %x, %w1 : tensor<2x3xf64>, tensor<3x4xf64> -> tensor<2x4xf64>
+  %s = piper.sigmoid %a : tensor<2x4xf64>
+  %o = piper.linear %s, %w2 : tensor<2x4xf64>, tensor<4x2xf64> -> tensor<2x2xf64>
+  %l = piper.cross_entropy %o, %labels : tensor<2x2xf64>, tensor<2xi64> -> tensor<f64>
+  return %l : tensor<f64>
+}

@@ -48,6 +48,10 @@ constexpr llvm::StringLiteral kEntryPrefix = "piper_entry_";
 #define GEN_PASS_DECL
 #include "piper/Conversion/Passes.h.inc"
 
+/// Ops with an ElementwiseOpInterface, and their piper.vjp, as elementwise
+/// linalg.generic ops built from the interface's scalar rules.
+void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns);
+
 /// The whole lowering as a pipeline on builtin.module.
 void buildLowerToLLVMPipeline(OpPassManager &pm);
 

@@ -88,7 +88,10 @@ def ConvertToKernelsPass : Pass<"piper-convert-to-kernels",
     inlined; `add`/`sub`/`mul`/`relu` and `arith.addi` on tensors (the
     AdamW step count) become elementwise `linalg.generic`; 2-D `matmul` and
     `linear` (leading dims of `x` collapsed) become `linalg.fill` +
-    `linalg.matmul` (+ a broadcast bias add); every other NN op, every
+    `linalg.matmul` (+ a broadcast bias add); an op with an
+    `ElementwiseOpInterface` (e.g. `piper.sigmoid`) and its `piper.vjp`
+    become `linalg.generic`s whose payload is the interface's scalar rule
+    (`buildScalar`, `dy * buildPartial`); every other NN op, every
     `piper.vjp` and the optimizer updates become a call of the C-ABI kernel
     library `piper_k_<op>_<t>` (`piper_k_vjp_<op>_<wrt>_<t>`; Kernels.h):
     operands go out through `bufferization.to_buffer` as fully strided
@@ -117,7 +120,7 @@ def ConvertToKernelsPass : Pass<"piper-convert-to-kernels",
     ```
 
     Element types other than f32 and f64, and ops of other dialects than
-    func, arith, tensor, linalg, bufferization and memref inside a
+    func, arith, math, tensor, linalg, bufferization and memref inside a
     function, are rejected with a located error.
 
     **Options:** none.
@@ -127,6 +130,7 @@ def ConvertToKernelsPass : Pass<"piper-convert-to-kernels",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::tensor::TensorDialect",
   ];

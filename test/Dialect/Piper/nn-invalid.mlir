@@ -287,6 +287,24 @@ func.func @silu_result_type_is_checked(%x: tensor<4xbf16>) {
 
 // -----
 
+// sigmoid keeps the type.
+func.func @sigmoid_result_type_is_checked(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'piper.sigmoid' op failed to verify that all of {x, result} have same type}}
+  %0 = "piper.sigmoid"(%x) : (tensor<4xf32>) -> tensor<4xf64>
+  return
+}
+
+// -----
+
+// sigmoid takes float tensors only.
+func.func @sigmoid_of_integers_is_rejected(%x: tensor<4xi64>) {
+  // expected-error@+1 {{'piper.sigmoid' op operand #0 must be ranked tensor of f32, f64 or bf16 values, but got 'tensor<4xi64>'}}
+  %0 = "piper.sigmoid"(%x) : (tensor<4xi64>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
 // swiglu's gate and up have one type.
 func.func @swiglu_shape_mismatch_is_rejected(%g: tensor<4x64xf32>, %u: tensor<4x32xf32>) {
   // expected-error@+1 {{'piper.swiglu' op failed to verify that all of {gate, up, result} have same type}}

@@ -17,6 +17,8 @@
 
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/Format.h"
@@ -508,3 +510,40 @@ LogicalResult CombineOp::verify() {
   return verifyResultType(*this, "result", getType(),
                           {tokens.size(), y.getDimSize(2)}, y.getElementType());
 }
+
+//===----------------------------------------------------------------------===//
+// SigmoidOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+double sigmoidValue(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+} // namespace
+
+double SigmoidOp::evaluateScalar(ArrayRef<double> x) {
+  return sigmoidValue(x[0]);
+}
+
+double SigmoidOp::evaluatePartial(ArrayRef<double> x, unsigned) {
+  double s = sigmoidValue(x[0]);
+  return s * (1.0 - s);
+}
+
+Value SigmoidOp::buildScalar(OpBuilder &b, Location loc, ValueRange x) {
+  // 1 / (1 + exp(-x)): exp overflows to +inf for very negative x, giving 0.
+  Value one = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(x[0].getType(), 1.0));
+  Value exp = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x[0]));
+  return arith::DivFOp::create(b, loc, one,
+                               arith::AddFOp::create(b, loc, one, exp));
+}
+
+Value SigmoidOp::buildPartial(OpBuilder &b, Location loc, ValueRange x,
+                              unsigned) {
+  Value s = buildScalar(b, loc, x);
+  Value one = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(x[0].getType(), 1.0));
+  return arith::MulFOp::create(b, loc, s, arith::SubFOp::create(b, loc, one, s));
+}
+
+// exp, add, divide, negate: the count OpCounts gives silu's sigmoid part.
+double SigmoidOp::getFlopsPerElement() { return 4.0; }

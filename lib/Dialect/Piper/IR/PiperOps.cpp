@@ -276,5 +276,13 @@ LogicalResult VJPOp::verify() {
 
 #include "piper/Dialect/Piper/IR/PiperInterfaces.cpp.inc"
 
+const ElementwiseOpInterface::Concept *
+ElementwiseOpInterface::lookupElementwise(StringRef name,
+                                          MLIRContext *context) {
+  std::optional<RegisteredOperationName> info =
+      RegisteredOperationName::lookup(name, context);
+  return info ? info->getInterface<ElementwiseOpInterface>() : nullptr;
+}
+
 #define GET_OP_CLASSES
 #include "piper/Dialect/Piper/IR/PiperOps.cpp.inc"

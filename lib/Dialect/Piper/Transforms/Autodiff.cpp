@@ -204,15 +204,20 @@ LogicalResult Differentiator::sweep(Block &block) {
     if (llvm::none_of(needed, [](bool b) { return b; }))
       continue;
 
-    auto vjp = dyn_cast<VJPOpInterface>(op);
-    if (!vjp)
+    SmallVector<Value> operandCotangents(op.getNumOperands());
+    if (auto vjp = dyn_cast<VJPOpInterface>(op)) {
+      if (failed(vjp.buildVJP(builder, resultCotangents, needed,
+                              operandCotangents)))
+        return failure();
+    } else if (isa<ElementwiseOpInterface>(op)) {
+      if (failed(buildGenericVJP(&op, builder, resultCotangents, needed,
+                                 operandCotangents)))
+        return failure();
+    } else {
       return op.emitError() << "cannot differentiate '" << op.getName()
                             << "': it has no VJP rule (models are written "
                                "with piper ops)";
-    SmallVector<Value> operandCotangents(op.getNumOperands());
-    if (failed(
-            vjp.buildVJP(builder, resultCotangents, needed, operandCotangents)))
-      return failure();
+    }
     for (auto [operand, cotangent] :
          llvm::zip(op.getOperands(), operandCotangents))
       if (cotangent)

@@ -92,3 +92,13 @@ void mlir::piper::formChunks(ArrayRef<Operation *> ops,
     i = end;
   }
 }
+
+std::optional<int64_t> mlir::piper::getIntTag(DictionaryAttr dict,
+                                              StringRef key) {
+  if (!dict)
+    return std::nullopt;
+  auto value = dict.getAs<IntegerAttr>(key);
+  if (!value || value.getType().isInteger(1))
+    return std::nullopt;
+  return value.getInt();
+}

@@ -30,15 +30,6 @@ std::string memory::groupName(DictionaryAttr devices) {
   return text.substr(1, text.size() - 2);
 }
 
-std::optional<int64_t> memory::intTag(DictionaryAttr dict, StringRef key) {
-  if (!dict)
-    return std::nullopt;
-  auto value = dict.getAs<IntegerAttr>(key);
-  if (!value || value.getType().isInteger(1))
-    return std::nullopt;
-  return value.getInt();
-}
-
 int64_t memory::axesSize(CollectiveOp collective) {
   MeshOp mesh = lookupMesh(collective, collective.getMeshAttr());
   int64_t n = 1;

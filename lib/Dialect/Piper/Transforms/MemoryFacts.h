@@ -19,6 +19,7 @@
 #include "piper/Analysis/LocalSizes.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
+#include "piper/Dialect/Piper/Transforms/ChunkUtils.h"
 #include "piper/Dialect/Piper/Transforms/CommReport.h"
 #include "piper/Dialect/Piper/Transforms/MemoryPlan.h"
 
@@ -44,8 +45,6 @@ struct Member {
 bool isBackward(PassKind pass);
 /// A device group as the report prints it: `pp=0`, or `all`.
 std::string groupName(DictionaryAttr devices);
-/// An integer tag's value (not a boolean), if present.
-std::optional<int64_t> intTag(DictionaryAttr dict, StringRef key);
 /// Devices in a collective's group.
 int64_t axesSize(CollectiveOp collective);
 
@@ -119,7 +118,7 @@ public:
   /// The MB tag of the forward task whose output `value` carries.
   std::optional<int64_t> forwardMicrobatch(Value value) const {
     TaskOp task = forwardTask(value);
-    return task ? intTag(task.getTags(), "MB") : std::nullopt;
+    return task ? getIntTag(task.getTags(), "MB") : std::nullopt;
   }
 
   /// The forward task whose output `value` is, through transfers, or null.

@@ -181,7 +181,7 @@ DeviceMemoryPlan planGroup(std::string group, DictionaryAttr devices,
       if (saved) {
         buffer.kind = MemoryKind::Activations;
         // An unsplit DAG is one microbatch.
-        buffer.microbatch = intTag(forward.getTags(), "MB").value_or(0);
+        buffer.microbatch = getIntTag(forward.getTags(), "MB").value_or(0);
         return;
       }
     }

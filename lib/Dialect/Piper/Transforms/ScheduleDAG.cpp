@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/Dialect/Piper/Transforms/ScheduleDAG.h"
+#include "piper/Dialect/Piper/Transforms/ChunkUtils.h"
 #include "piper/Schedule/Simulator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -127,15 +128,6 @@ std::string formatGroup(DictionaryAttr devices) {
   return devices ? formatDeviceGroup(devices) : std::string("no device group");
 }
 
-std::optional<int64_t> intTag(DictionaryAttr dict, StringRef key) {
-  if (!dict)
-    return std::nullopt;
-  auto value = dict.getAs<IntegerAttr>(key);
-  if (!value || value.getType().isInteger(1))
-    return std::nullopt;
-  return value.getInt();
-}
-
 bool isPipelinePass(PassKind pass) {
   return pass == PassKind::F || pass == PassKind::B || pass == PassKind::BI ||
          pass == PassKind::BW;
@@ -234,15 +226,15 @@ FailureOr<PipelineTasks> mlir::piper::collectPipelineTasks(
   PipelineTasks result;
   std::set<int64_t> stages, microbatches, ranks;
   for (auto task : dag.getBody().getOps<TaskOp>()) {
-    std::optional<int64_t> pp = intTag(task.getTags(), "PP");
+    std::optional<int64_t> pp = getIntTag(task.getTags(), "PP");
     if (!pp || !isPipelinePass(task.getPass()))
       continue;
-    std::optional<int64_t> mb = intTag(task.getTags(), "MB");
+    std::optional<int64_t> mb = getIntTag(task.getTags(), "MB");
     if (!mb)
       return emitError() << "node '" << task.getName()
                          << "' has no MB tag; split the DAG into "
                             "microbatches (transform.piper.split) first";
-    std::optional<int64_t> rank = intTag(task.getDevicesAttr(), axis);
+    std::optional<int64_t> rank = getIntTag(task.getDevicesAttr(), axis);
     if (!rank)
       return emitError() << "node '" << task.getName()
                          << "' has no coordinate along '" << axis
@@ -391,7 +383,7 @@ mlir::piper::recoverSchedule(DAGOp dag, StringRef axis,
   std::map<int64_t, std::set<int64_t>> ranksOfStage;
   for (auto [task, rank] : tasks->tasks) {
     rankOf[task] = rank;
-    ranksOfStage[*intTag(task.getTags(), "PP")].insert(rank);
+    ranksOfStage[*getIntTag(task.getTags(), "PP")].insert(rank);
   }
   int chains = 1;
   for (auto &[stage, ranks] : ranksOfStage)
@@ -403,8 +395,8 @@ mlir::piper::recoverSchedule(DAGOp dag, StringRef axis,
                        << numMicrobatches << ") is odd";
   int64_t perChain = numMicrobatches / chains;
   auto stageOf = [&](TaskOp task) {
-    int64_t pp = *intTag(task.getTags(), "PP");
-    int64_t mb = *intTag(task.getTags(), "MB");
+    int64_t pp = *getIntTag(task.getTags(), "PP");
+    int64_t mb = *getIntTag(task.getTags(), "MB");
     return std::make_pair(int(pp + (mb / perChain) * numStages),
                           int(mb % perChain));
   };
@@ -412,7 +404,7 @@ mlir::piper::recoverSchedule(DAGOp dag, StringRef axis,
   for (auto [task, rank] : tasks->tasks) {
     int &slot = stageToRank[stageOf(task).first];
     if (slot != -1 && slot != rank)
-      return emitError() << "stage " << *intTag(task.getTags(), "PP")
+      return emitError() << "stage " << *getIntTag(task.getTags(), "PP")
                          << " is placed on " << axis << " = " << slot << " and "
                          << axis << " = " << rank
                          << " for microbatches of one direction";
@@ -456,8 +448,8 @@ mlir::piper::recoverSchedule(DAGOp dag, StringRef axis,
   // The computation `task` performs with the rest of its group, marking the
   // group done: a BI whose BW shares its order group is a full backward.
   auto consume = [&](TaskOp task) {
-    int64_t pp = *intTag(task.getTags(), "PP");
-    int64_t mb = *intTag(task.getTags(), "MB");
+    int64_t pp = *getIntTag(task.getTags(), "PP");
+    int64_t mb = *getIntTag(task.getTags(), "MB");
     auto [stage, microbatch] = stageOf(task);
     sched::Compute compute{kindOf(task.getPass()), stage, microbatch};
     for (TaskOp member : *tasks->find(task.getPass(), pp, mb))

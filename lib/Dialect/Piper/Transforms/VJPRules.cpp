@@ -38,8 +38,10 @@ bool isFloatTensor(Type type) {
   return tensor && isa<FloatType>(tensor.getElementType());
 }
 
+} // namespace
+
 /// `piper.vjp` for each needed operand, over the op's float results.
-LogicalResult buildGenericVJP(Operation *op, OpBuilder &b,
+LogicalResult mlir::piper::buildGenericVJP(Operation *op, OpBuilder &b,
                               ArrayRef<Value> resultCotangents,
                               ArrayRef<bool> needed,
                               SmallVectorImpl<Value> &operandCotangents) {
@@ -64,6 +66,8 @@ LogicalResult buildGenericVJP(Operation *op, OpBuilder &b,
   }
   return success();
 }
+
+namespace {
 
 /// The generic rule, for ops whose backward is an opaque reference VJP.
 template <typename OpTy>

@@ -36,6 +36,15 @@ namespace mlir::piper {
 using namespace mlir;
 using namespace mlir::piper;
 
+std::string mlir::piper::getCommGroupKey(ProgramOp program, ArrayAttr axes) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (NamedAttribute axis : program.getRole())
+    if (!llvm::is_contained(axes, axis.getName()))
+      os << axis.getName().getValue() << "=" << axis.getValue() << ";";
+  return text;
+}
+
 StringAttr mlir::piper::getProgramStream(Operation *op) {
   return llvm::TypeSwitch<Operation *, StringAttr>(op)
       .Case<LaunchOp, SendOp, RecvOp, CommOp, RecordOp, WaitOp, SumOp>(
@@ -127,17 +136,6 @@ private:
   LogicalResult matchCollectives();
   LogicalResult simulate();
   LogicalResult checkBuffers(ProgramOp program);
-
-  /// The role of `program` without the axes in `axes`: programs with equal
-  /// keys are members of one communicator over `axes`.
-  std::string groupKey(ProgramOp program, ArrayAttr axes) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    for (NamedAttribute axis : program.getRole())
-      if (!llvm::is_contained(axes, axis.getName()))
-        os << axis.getName().getValue() << "=" << axis.getValue() << ";";
-    return text;
-  }
 
   SmallVector<ProgramOp> programs;
   DenseMap<StringAttr, unsigned> index;
@@ -257,7 +255,7 @@ LogicalResult Verifier::matchCollectives() {
       std::string text;
       llvm::raw_string_ostream os(text);
       os << comm.getAxes() << " on \"" << comm.getStream() << "\"";
-      std::string key = text + "|" + groupKey(program, comm.getAxes());
+      std::string key = text + "|" + getCommGroupKey(program, comm.getAxes());
       Communicator &communicator = communicators[key];
       communicator.description = text;
       SmallVector<CommOp> &issued = communicator.members[p];
@@ -271,7 +269,7 @@ LogicalResult Verifier::matchCollectives() {
     ArrayAttr axes = communicator.members.begin()->second.front().getAxes();
     std::string group = key.substr(key.find('|') + 1);
     for (auto [p, program] : llvm::enumerate(programs))
-      if (groupKey(program, axes) == group)
+      if (getCommGroupKey(program, axes) == group)
         communicator.members.try_emplace(p);
     auto &[first, reference] = *communicator.members.begin();
     for (auto &[p, issued] : communicator.members) {

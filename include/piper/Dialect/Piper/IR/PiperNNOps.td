@@ -20,6 +20,7 @@
 
 include "piper/Dialect/Piper/IR/PiperBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "piper/Dialect/Piper/IR/PiperInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Type constraints
@@ -242,6 +243,29 @@ def Piper_SiluOp : Piper_UnaryOp<"silu"> {
 
     ```mlir
     %r = piper.silu %x : tensor<4x16xf32>
+    ```
+
+    **Constraints:**
+    - `x` and the result have the same type.
+  }];
+}
+
+def Piper_SigmoidOp : Piper_UnaryOp<"sigmoid", [
+    DeclareOpInterfaceMethods<Piper_ElementwiseOpInterface,
+                              ["getFlopsPerElement"]>]> {
+  let summary = "logistic sigmoid";
+  let description = [{
+    `result = 1 / (1 + exp(-x))`, element by element (PyTorch's
+    `torch.sigmoid`). Its derivative is `sigmoid(x) * (1 - sigmoid(x))`.
+
+    The op is defined entirely by its `ElementwiseOpInterface` methods: the
+    interpreter, autodiff, the native kernel (a `linalg.generic`), tensor
+    parallelism, the simulator and the memory plan all derive from them.
+
+    Example:
+
+    ```mlir
+    %r = piper.sigmoid %x : tensor<4x16xf32>
     ```
 
     **Constraints:**

@@ -17,6 +17,16 @@ namespace mlir::piper {
 /// Attaches the VJP rules (VJPOpInterface) to the piper NN ops.
 void registerVJPInterfaceExternalModels(DialectRegistry &registry);
 
+/// The rule of every op whose backward is opaque to autodiff: one
+/// `piper.vjp` per needed operand over the op's float results (missing
+/// result cotangents become zeros). Ops with an ElementwiseOpInterface get
+/// it without a registered VJP model: the interpreter and the lowering
+/// evaluate their `piper.vjp` from the interface's partial derivatives.
+LogicalResult buildGenericVJP(Operation *op, OpBuilder &b,
+                              ArrayRef<Value> resultCotangents,
+                              ArrayRef<bool> needed,
+                              SmallVectorImpl<Value> &operandCotangents);
+
 /// Whether the cotangent of operand `wrt` of the forward op `forwardOp` (a
 /// piper op name) needs the value of its operand `primal`. The weight
 /// gradient of `piper.linear` (`wrt` 1) needs the input, not the weight:

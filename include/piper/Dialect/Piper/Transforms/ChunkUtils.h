@@ -24,6 +24,10 @@
 
 namespace mlir::piper {
 
+/// The integer tag `key` of a tag or device dictionary (`PP = 2`), if it
+/// has one; booleans are not integer tags.
+std::optional<int64_t> getIntTag(DictionaryAttr dict, StringRef key);
+
 /// The forward chunks enclosing an op, outermost first.
 using ChunkPath = SmallVector<AnnotateOp>;
 

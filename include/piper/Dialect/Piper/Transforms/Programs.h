@@ -27,6 +27,10 @@ namespace mlir::piper {
 /// `piper.output`, which belong to no stream.
 StringAttr getProgramStream(Operation *op);
 
+/// The role of `program` without the axes in `axes`: programs with equal
+/// keys are members of one communicator over `axes`.
+std::string getCommGroupKey(ProgramOp program, ArrayAttr axes);
+
 /// Adds, after `step`, one `piper.program` per device role of the
 /// `piper.dag` in `step` (see `--piper-partition`). Reports the first
 /// problem (an unplaced node, a value crossing roles without a transfer, a
