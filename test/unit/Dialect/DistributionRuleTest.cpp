@@ -58,8 +58,6 @@ protected:
   }
 
   /// Collects the diagnostics a rule completes.
-  std::string diagnostics;
-  std::optional<ScopedDiagnosticHandler> handler;
   void captureDiagnostics() {
     handler.emplace(&context, [&](Diagnostic &diag) {
       diagnostics += diag.str();
@@ -67,8 +65,11 @@ protected:
     });
   }
 
+  // The context first: it outlives the module and the handler.
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
+  std::string diagnostics;
+  std::optional<ScopedDiagnosticHandler> handler;
 };
 
 constexpr StringLiteral kLinear = R"mlir(

@@ -46,8 +46,8 @@ bool isDimSplit(Type global, Type local, unsigned d) {
          g.getDimSize(d) != l.getDimSize(d);
 }
 
-/// A matrix product's VJP (linear, matmul): the two operand gradients are
-/// a product each, the bias gradient a row sum.
+/// A matrix product's VJP (matmul): the two operand gradients are a
+/// product each (the size of the forward's), the bias gradient a row sum.
 OpCount getProductVJPCost(const DistributionQuery &query) {
   OpCount c = getKernelBytes(query);
   Type cotangent = query.localCotangents().front();
@@ -57,6 +57,16 @@ OpCount getProductVJPCost(const DistributionQuery &query) {
   else
     c.vectorFlops = getNumElements(cotangent);
   return c;
+}
+
+/// A linear's product, forward or either operand gradient: two FLOPs per
+/// token and weight element a device holds. Tensor parallelism splits the
+/// weight, never the tokens, so the weight says the share even where a
+/// device's activations are not known to be split.
+double getLinearProductFlops(const DistributionQuery &query) {
+  Type x = query.localOperands[0];
+  double tokens = getNumElements(x) / getLastDim(x);
+  return 2 * tokens * getNumElements(query.localOperands[1]);
 }
 
 /// Data movement (gathers, scatters, transposes): bytes, no FLOPs.
@@ -106,13 +116,15 @@ LogicalResult LinearOp::inferLocalForm(const DistributionQuery &query,
 }
 
 OpCount LinearOp::getCost(const DistributionQuery &query) {
-  if (query.isVJP())
-    return getProductVJPCost(query);
   OpCount c = getKernelBytes(query);
-  double out = getNumElements(query.localResult(0));
-  c.matrixFlops = 2 * out * getLastDim(query.localOperands.front());
-  if (query.operands.size() > 2)
-    c.vectorFlops = out;
+  if (query.isVJP() && query.wrt.front() >= 2) {
+    // The bias gradient: a sum of the cotangent's rows.
+    c.vectorFlops = getNumElements(query.localCotangents().front());
+    return c;
+  }
+  c.matrixFlops = getLinearProductFlops(query);
+  if (!query.isVJP() && query.operands.size() > 2)
+    c.vectorFlops = getNumElements(query.localResult(0));
   return c;
 }
 
