@@ -102,8 +102,7 @@ TEST_F(DistributionRuleTest, ColumnParallelLinearSplitsItsOutputChannels) {
   EXPECT_EQ(local.matrixFlops, 2048);
   EXPECT_EQ(local.bytes, (4 * 16 + 16 * 16 + 4 * 16) * 4);
   // Sequence parallelism gathers x's tokens before a column split.
-  EXPECT_EQ(rule->getTokenGatheredOperands(locals),
-            SmallVector<unsigned>{0});
+  EXPECT_EQ(rule->getTokenGatheredOperands(locals), SmallVector<unsigned>{0});
 }
 
 TEST_F(DistributionRuleTest, RowParallelLinearGivesAPartialSum) {
@@ -130,15 +129,15 @@ TEST_F(DistributionRuleTest, LinearRejectsMismatchedShares) {
   ASSERT_TRUE(rule);
   captureDiagnostics();
   LocalForm form;
-  EXPECT_TRUE(failed(rule->inferLocalForm(
-      {tensor({4, 8}), tensor({16, 32})}, form,
-      [&]() { return op->emitError() << "prefix: "; })));
+  EXPECT_TRUE(failed(
+      rule->inferLocalForm({tensor({4, 8}), tensor({16, 32})}, form,
+                           [&]() { return op->emitError() << "prefix: "; })));
   EXPECT_EQ(diagnostics, "prefix: multiplies 'tensor<4x8xf32>' by "
                          "'tensor<16x32xf32>'");
   // Without an error function the rule fails quietly (analyses).
   diagnostics.clear();
-  EXPECT_TRUE(failed(
-      rule->inferLocalForm({tensor({4, 8}), tensor({16, 32})}, form)));
+  EXPECT_TRUE(
+      failed(rule->inferLocalForm({tensor({4, 8}), tensor({16, 32})}, form)));
   EXPECT_EQ(diagnostics, "");
 }
 
@@ -184,8 +183,8 @@ TEST_F(DistributionRuleTest, AttentionHeadsMustNotStraddleDevices) {
   Type one = tensor({1, 2, 1});
   captureDiagnostics();
   LocalForm form;
-  EXPECT_TRUE(failed(rule->inferLocalForm(
-      {one, one, one}, form, [&]() { return op->emitError(); })));
+  EXPECT_TRUE(failed(rule->inferLocalForm({one, one, one}, form,
+                                          [&]() { return op->emitError(); })));
   EXPECT_EQ(diagnostics, "has 4 heads, which do not split over its operands "
                          "'tensor<1x2x1xf32>'");
 }
@@ -217,11 +216,10 @@ TEST_F(DistributionRuleTest, ElementwiseOpsFollowTheirOperands) {
   ASSERT_TRUE(addRule);
   EXPECT_TRUE(addRule->propagatesPartialSums());
   captureDiagnostics();
-  EXPECT_TRUE(failed(addRule->inferLocalForm(
-      {tensor({4, 4}), tensor({4, 8})}, form,
-      [&]() { return add->emitError(); })));
-  EXPECT_EQ(diagnostics,
-            "would mix 'tensor<4x4xf32>' and 'tensor<4x8xf32>'");
+  EXPECT_TRUE(
+      failed(addRule->inferLocalForm({tensor({4, 4}), tensor({4, 8})}, form,
+                                     [&]() { return add->emitError(); })));
+  EXPECT_EQ(diagnostics, "would mix 'tensor<4x4xf32>' and 'tensor<4x8xf32>'");
 }
 
 constexpr StringLiteral kVJP = R"mlir(
@@ -260,8 +258,7 @@ TEST_F(DistributionRuleTest, VJPFollowsTheRuleOfItsPrimal) {
   ASSERT_TRUE(succeeded(dwRule->inferLocalForm(locals, form)));
   EXPECT_EQ(form.resultTypes[0], tensor({16, 16}));
   EXPECT_EQ(form.partialSums, SmallVector<bool>{false});
-  EXPECT_EQ(dwRule->getTokenGatheredOperands(locals),
-            SmallVector<unsigned>{0});
+  EXPECT_EQ(dwRule->getTokenGatheredOperands(locals), SmallVector<unsigned>{0});
 }
 
 constexpr StringLiteral kAttentionVJP = R"mlir(
@@ -279,8 +276,7 @@ TEST_F(DistributionRuleTest, AttentionVJPRunsOnTheForwardsHeads) {
   EXPECT_EQ(rule->getChannelGroups(), 4);
   Type half = tensor({1, 2, 4});
   LocalForm form;
-  ASSERT_TRUE(
-      succeeded(rule->inferLocalForm({half, half, half, half}, form)));
+  ASSERT_TRUE(succeeded(rule->inferLocalForm({half, half, half, half}, form)));
   EXPECT_EQ(form.resultTypes[0], half);
   rule->applyLocalForm(form);
   auto heads =

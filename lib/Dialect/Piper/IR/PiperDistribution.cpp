@@ -82,9 +82,10 @@ int64_t mlir::piper::detail::getChannelSplit(Type global, Type local) {
   return gl / ll;
 }
 
-LogicalResult mlir::piper::detail::inferCommonLocalForm(
-    const DistributionQuery &query, unsigned count, LocalForm &form,
-    DistributionErrorFn error) {
+LogicalResult
+mlir::piper::detail::inferCommonLocalForm(const DistributionQuery &query,
+                                          unsigned count, LocalForm &form,
+                                          DistributionErrorFn error) {
   TypeRange locals = query.localOperands.take_front(count);
   Type type = locals.front();
   for (Type other : locals)
@@ -98,14 +99,16 @@ LogicalResult mlir::piper::detail::inferCommonLocalForm(
   return success();
 }
 
-LogicalResult mlir::piper::detail::inferElementwiseLocalForm(
-    const DistributionQuery &query, LocalForm &form,
-    DistributionErrorFn error) {
+LogicalResult
+mlir::piper::detail::inferElementwiseLocalForm(const DistributionQuery &query,
+                                               LocalForm &form,
+                                               DistributionErrorFn error) {
   return inferCommonLocalForm(query, query.localOperands.size(), form, error);
 }
 
-LogicalResult mlir::piper::detail::inferFollowPrimalsLocalForm(
-    const DistributionQuery &query, LocalForm &form) {
+LogicalResult
+mlir::piper::detail::inferFollowPrimalsLocalForm(const DistributionQuery &query,
+                                                 LocalForm &form) {
   for (int64_t wrt : query.wrt)
     form.resultTypes.push_back(query.localOperands[wrt]);
   return success();
@@ -129,9 +132,8 @@ OpCount mlir::piper::detail::getKernelBytes(const DistributionQuery &query) {
   return c;
 }
 
-OpCount
-mlir::piper::detail::getElementwiseCost(const DistributionQuery &query,
-                                        double perElement) {
+OpCount mlir::piper::detail::getElementwiseCost(const DistributionQuery &query,
+                                                double perElement) {
   OpCount c = getKernelBytes(query);
   if (!query.results.empty())
     c.vectorFlops = perElement * getNumElements(query.localResult(0));
@@ -186,14 +188,13 @@ std::optional<DistributionRule> DistributionRule::get(Operation *op) {
   auto iface = dyn_cast<DistributionOpInterface>(op);
   if (!iface)
     return std::nullopt;
-  std::optional<RegisteredOperationName> ruleOp =
-      iface.getDistributionRuleOp();
+  std::optional<RegisteredOperationName> ruleOp = iface.getDistributionRuleOp();
   if (!ruleOp)
     return std::nullopt;
   const auto *rule = ruleOp->getInterface<DistributionOpInterface>();
   // A VJP of itself would have no rule of its own to follow.
-  if (!rule || (isa<VJPOp>(op) && ruleOp->getStringRef() ==
-                                      VJPOp::getOperationName()))
+  if (!rule ||
+      (isa<VJPOp>(op) && ruleOp->getStringRef() == VJPOp::getOperationName()))
     return std::nullopt;
   return DistributionRule(iface, rule, ruleOp->getStringRef());
 }

@@ -52,8 +52,8 @@ OpCount getProductVJPCost(const DistributionQuery &query) {
   OpCount c = getKernelBytes(query);
   Type cotangent = query.localCotangents().front();
   if (query.wrt.front() < 2)
-    c.matrixFlops = 2 * getNumElements(cotangent) *
-                    getLastDim(query.localOperands.front());
+    c.matrixFlops =
+        2 * getNumElements(cotangent) * getLastDim(query.localOperands.front());
   else
     c.vectorFlops = getNumElements(cotangent);
   return c;
@@ -205,13 +205,12 @@ double LayerNormOp::getFlopsPerElement() { return 8; }
 LogicalResult AttentionOp::inferLocalForm(const DistributionQuery &query,
                                           LocalForm &form,
                                           DistributionErrorFn error) {
-  auto heads = query.attrs ? query.attrs.getAs<IntegerAttr>("num_heads")
-                           : IntegerAttr();
+  auto heads =
+      query.attrs ? query.attrs.getAs<IntegerAttr>("num_heads") : IntegerAttr();
   if (query.isVJP()) {
     // The backward runs on the forward's share of the heads.
     (void)inferFollowPrimalsLocalForm(query, form);
-    int64_t factor =
-        getChannelSplit(query.operands[0], query.localOperands[0]);
+    int64_t factor = getChannelSplit(query.operands[0], query.localOperands[0]);
     if (factor <= 1 || !heads)
       return success();
     if (heads.getInt() % factor != 0) {
@@ -339,8 +338,8 @@ LogicalResult CrossEntropyOp::inferLocalForm(const DistributionQuery &query,
 
 OpCount CrossEntropyOp::getCost(const DistributionQuery &query) {
   OpCount c = getKernelBytes(query);
-  c.vectorFlops = (query.isVJP() ? 3 : 5) *
-                  getNumElements(query.localOperands.front());
+  c.vectorFlops =
+      (query.isVJP() ? 3 : 5) * getNumElements(query.localOperands.front());
   return c;
 }
 
@@ -364,8 +363,7 @@ OpCount RouterOp::getCost(const DistributionQuery &query) {
 }
 
 LogicalResult DispatchOp::inferLocalForm(const DistributionQuery &query,
-                                         LocalForm &form,
-                                         DistributionErrorFn) {
+                                         LocalForm &form, DistributionErrorFn) {
   return inferWholeOnlyLocalForm(query, form);
 }
 

@@ -1,4 +1,4 @@
-//===- PiperDistribution.h - What distribution rules read and give -*- C++ -*-===//
+//===- PiperDistribution.h - What distribution rules read -------*- C++ -*-===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.

@@ -41,9 +41,7 @@ public:
                                DistributionErrorFn error = nullptr,
                                TypeRange globalOperands = {}) const;
   /// Makes the op its per-device form.
-  void applyLocalForm(const LocalForm &form) const {
-    op.applyLocalForm(form);
-  }
+  void applyLocalForm(const LocalForm &form) const { op.applyLocalForm(form); }
 
   /// The op's FLOPs and bytes at the given operand and result types (its
   /// own types for the global view). A VJP costs the sum of its
@@ -69,9 +67,7 @@ public:
   /// Expert parallelism: where each result goes (one entry per result).
   SmallVector<ExpertExchange> getExpertExchanges() const;
   /// Whether the op differentiates another (its results are gradients).
-  bool isGradient() const {
-    return ruleName != op->getName().getStringRef();
-  }
+  bool isGradient() const { return ruleName != op->getName().getStringRef(); }
   /// Whether the result is partial when every operand is.
   bool propagatesPartialSums() const;
   /// The groups (heads) a split of the op's channels must divide; 0: any.
