@@ -340,6 +340,80 @@ DiagnosedSilenceableFailure shardExperts(Sharder &sharder,
 
 enum class Role { None, Column, Row };
 
+/// Partial sums of a body: per-device outputs of a row-parallel linear (F)
+/// and input gradients of a column-parallel one (BI), as the ops'
+/// distribution rules say. A sum of partial sums is partial, so it is
+/// reduced once after the sum (the three input gradients of q, k and v take
+/// one all-reduce, as in Megatron).
+class PartialSums {
+public:
+  /// `value` is partial; `source` names the parameters it sums over.
+  void insert(Value value, std::string source) {
+    partial.insert(value);
+    sources[value] = std::move(source);
+  }
+
+  /// Closes the set under the ops whose rule propagates partial sums.
+  void close(ArrayRef<Operation *> ops) {
+    for (Operation *op : ops) {
+      if (!propagates(op) || op->getNumOperands() == 0 ||
+          !llvm::all_of(op->getOperands(),
+                        [&](Value v) { return partial.contains(v); }))
+        continue;
+      std::string name;
+      for (Value operand : op->getOperands())
+        name += (name.empty() ? "" : "+") + sources[operand];
+      insert(op->getResult(0), name);
+    }
+  }
+
+  /// Reduces (`kind`) every partial sum that no sum absorbs; its other
+  /// users read the reduced value.
+  void reduce(Sharder &sharder, CollectiveKind kind) {
+    for (Value value : partial) {
+      if (llvm::all_of(value.getUsers(),
+                       [&](Operation *user) { return absorbs(user); }))
+        continue;
+      sharder.setInsertionAfter(value);
+      std::string name =
+          (stringifyCollectiveKind(kind) + "(" + sources[value] + ")").str();
+      CollectiveOp collective =
+          sharder.create(value.getLoc(), kind, value, name);
+      value.replaceUsesWithIf(collective.getResult(), [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        return user != collective && !absorbs(user);
+      });
+    }
+  }
+
+private:
+  static bool propagates(Operation *op) {
+    std::optional<DistributionRule> rule = DistributionRule::get(op);
+    return rule && rule->propagatesPartialSums() && op->getNumResults() == 1;
+  }
+  bool absorbs(Operation *user) const {
+    return propagates(user) && partial.contains(user->getResult(0));
+  }
+
+  llvm::SetVector<Value> partial;
+  DenseMap<Value, std::string> sources;
+};
+
+/// `op`'s operand types with operand `weight` split `ways` ways by column
+/// (its last dim) or row (dim 0): what one device holds once the directive
+/// splits the weight, which is what its rule is asked about.
+SmallVector<Type> withWeightSplit(Operation *op, unsigned weight, Role role,
+                                  int64_t ways) {
+  SmallVector<Type> types(op->getOperandTypes());
+  auto type = cast<RankedTensorType>(types[weight]);
+  SmallVector<int64_t> shape(type.getShape());
+  unsigned dim = role == Role::Column ? shape.size() - 1 : 0;
+  if (!ShapedType::isDynamic(shape[dim]))
+    shape[dim] /= ways;
+  types[weight] = RankedTensorType::get(shape, type.getElementType());
+  return types;
+}
+
 DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
                                          ArrayRef<Body> bodies) {
   ShardOp op = sharder.op;
@@ -396,13 +470,7 @@ DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
   for (Body body : bodies) {
     sharder.startBody();
     StringRef node = body.task.getName();
-    // Partial sums: per-device outputs of a row-parallel linear (F) and
-    // input gradients of a column-parallel one (BI). A sum of partial sums
-    // is partial, so it is reduced once after the sum (the three input
-    // gradients of q, k and v take one all-reduce, as in Megatron).
-    llvm::SetVector<Value> partial;
-    // The parameters whose partial sums a value holds, to name collectives.
-    DenseMap<Value, std::string> sources;
+    PartialSums partial;
     bool hasColumn = false;
     // Ops whose channels form groups (attention's heads) a column split
     // must divide.
@@ -439,62 +507,21 @@ DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
       // What one device holds with the weight split: the rule says which
       // results are partial sums and which operands sequence parallelism
       // gathers whole.
-      SmallVector<Type> locals(nested->getOperandTypes());
-      auto weightType = cast<RankedTensorType>(locals[*weight]);
-      SmallVector<int64_t> shape(weightType.getShape());
-      unsigned dim = role == Role::Column ? shape.size() - 1 : 0;
-      if (!ShapedType::isDynamic(shape[dim]))
-        shape[dim] /= sharder.size;
-      locals[*weight] =
-          RankedTensorType::get(shape, weightType.getElementType());
+      SmallVector<Type> locals =
+          withWeightSplit(nested, *weight, role, sharder.size);
       for (auto [result, isPartial] :
-           llvm::zip(nested->getResults(), rule->getPartialSums(locals))) {
-        if (!isPartial)
-          continue;
-        partial.insert(result);
-        sources[result] =
-            ((rule->isGradient() ? "d " : "") + param->name()).str();
-      }
+           llvm::zip(nested->getResults(), rule->getPartialSums(locals)))
+        if (isPartial)
+          partial.insert(
+              result, ((rule->isGradient() ? "d " : "") + param->name()).str());
       if (!sequence)
         continue;
       std::string gatherName = ("gather_tokens(" + param->name() + ")").str();
       for (unsigned index : rule->getTokenGatheredOperands(locals))
         sharder.gatherFor(nested->getOpOperand(index), gatherName);
     }
-    // Close partial sums under addition (ops whose rule propagates them).
-    auto propagates = [&](Operation *nested) {
-      std::optional<DistributionRule> rule = DistributionRule::get(nested);
-      return rule && rule->propagatesPartialSums() &&
-             nested->getNumResults() == 1;
-    };
-    for (Operation *nested : ops)
-      if (propagates(nested) && nested->getNumOperands() > 0 &&
-          llvm::all_of(nested->getOperands(),
-                       [&](Value v) { return partial.contains(v); })) {
-        Value result = nested->getResult(0);
-        partial.insert(result);
-        std::string name;
-        for (Value operand : nested->getOperands())
-          name += (name.empty() ? "" : "+") + sources[operand];
-        sources[result] = name;
-      }
-    for (Value value : partial) {
-      bool absorbed = llvm::all_of(value.getUsers(), [&](Operation *user) {
-        return propagates(user) && partial.contains(user->getResult(0));
-      });
-      if (absorbed)
-        continue;
-      sharder.setInsertionAfter(value);
-      std::string name =
-          (stringifyCollectiveKind(reduce) + "(" + sources[value] + ")").str();
-      CollectiveOp collective =
-          sharder.create(value.getLoc(), reduce, value, name);
-      value.replaceUsesWithIf(collective.getResult(), [&](OpOperand &use) {
-        Operation *user = use.getOwner();
-        return user != collective &&
-               !(propagates(user) && partial.contains(user->getResult(0)));
-      });
-    }
+    partial.close(ops);
+    partial.reduce(sharder, reduce);
     if (hasColumn)
       for (auto [rule, groups] : channelGroups)
         if (groups % sharder.size != 0) {
