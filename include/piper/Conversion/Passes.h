@@ -25,6 +25,10 @@
 #ifndef PIPER_CONVERSION_PASSES_H
 #define PIPER_CONVERSION_PASSES_H
 
+// The attributes the lowering reads that --piper-number-communicators and
+// --piper-stamp-peer-roles write (kPeerRoleAttrName, kCommIndexAttrName, ...).
+#include "piper/Dialect/Piper/Transforms/PlanAnnotations.h"
+
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -40,10 +44,6 @@ constexpr llvm::StringLiteral kInputsAttrName = "piper_plan.inputs";
 constexpr llvm::StringLiteral kOutputsAttrName = "piper_plan.outputs";
 /// The program it came from (its role, as a DictionaryAttr).
 constexpr llvm::StringLiteral kRoleAttrName = "piper_plan.role";
-/// On a piper.send / piper.recv: the peer program's role, for when the peer
-/// is not in the module being lowered (piper-compile lowers each program
-/// alone).
-constexpr llvm::StringLiteral kPeerRoleAttrName = "piper_plan.peer_role";
 /// Prefix of the packed entry point `void <prefix><program>(void **args)`:
 /// args[i] points to the memref descriptor of argument i, then of each
 /// result (the caller allocates results).

@@ -30,8 +30,9 @@
 //   [p size/P, (p+1) size/P) of dim d (PlacementAttr::getLocalShape).
 //
 // piper-compile computes both for the whole module (every program), writes
-// them into plan.json and onto the module (the attributes below) before it
-// lowers each program alone.
+// them into plan.json and onto the module (the attributes of
+// piper/Dialect/Piper/Transforms/PlanAnnotations.h, which also declares
+// collectBatchAxes) before it lowers each program alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +40,7 @@
 #define PIPER_CONVERSION_REPLICALAYOUT_H
 
 #include "piper/Dialect/Piper/IR/PiperOps.h"
+#include "piper/Dialect/Piper/Transforms/PlanAnnotations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -48,14 +50,6 @@
 
 namespace mlir::piper {
 
-/// On the module: the batch axes (ArrayAttr of strings, mesh order).
-constexpr llvm::StringLiteral kBatchAxesAttrName = "piper_plan.batch_axes";
-/// On the module: the communicator list, [[axes...], stream] per entry.
-constexpr llvm::StringLiteral kCommunicatorsAttrName =
-    "piper_plan.communicators";
-/// On a piper.comm: its communicator's index in the plan's list.
-constexpr llvm::StringLiteral kCommIndexAttrName = "piper_plan.comm";
-
 /// A tensor held as one member's chunk of its flattening.
 struct FlatShard {
   /// The group's axes (mesh order) and size.
@@ -63,18 +57,6 @@ struct FlatShard {
   int64_t members = 1;
   /// Elements of the whole tensor and of one chunk (ceil(numel / members)).
   int64_t numel = 0, chunk = 0;
-};
-
-/// One communicator every program may use: (axes, stream).
-struct CommKey {
-  SmallVector<std::string> axes;
-  std::string stream;
-  bool operator<(const CommKey &other) const {
-    return std::tie(axes, stream) < std::tie(other.axes, other.stream);
-  }
-  bool operator==(const CommKey &other) const {
-    return axes == other.axes && stream == other.stream;
-  }
 };
 
 /// One split dimension of a tensor: `parts` parts over `axes` (mesh order).
@@ -111,17 +93,6 @@ struct ReplicaLayout {
 /// `batchAxes` given (from the programs, or kBatchAxesAttrName).
 ReplicaLayout computeReplicaLayout(func::FuncOp step, MeshOp mesh,
                                    ArrayRef<std::string> batchAxes);
-
-/// The batch axes of `programs` (mesh order): the union of the axes of their
-/// reducing collectives.
-SmallVector<std::string> collectBatchAxes(ArrayRef<ProgramOp> programs,
-                                          MeshOp mesh);
-
-/// Every communicator the programs' piper.comm ops use, sorted; tags each
-/// piper.comm with its index (kCommIndexAttrName) and the module with the
-/// batch axes (kBatchAxesAttrName) and the list (kCommunicatorsAttrName).
-/// Fails, with a located error, on a collective the native lowering cannot run.
-FailureOr<SmallVector<CommKey>> annotateCommunicators(ModuleOp module);
 
 } // namespace mlir::piper
 

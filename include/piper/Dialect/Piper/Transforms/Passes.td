@@ -249,6 +249,99 @@ def PiperVerifyPrograms : Pass<"piper-verify-programs", "::mlir::ModuleOp"> {
   }];
 }
 
+def PiperNumberCommunicators
+    : Pass<"piper-number-communicators", "::mlir::ModuleOp"> {
+  let summary = "Number the communicators the device programs use";
+  let description = [{
+    The runtime creates every communicator of a plan at start-up, in one
+    order all ranks share, and a lowered program names a communicator by its
+    index in it. Since each program is lowered alone, the numbering is
+    decided here, over all programs of the module at once.
+
+    A communicator is keyed by (axes in mesh order, stream). The keys of
+    every `piper.comm` of the programs and of every `piper.collective`
+    inside a function a program launches (the expert all-to-alls and
+    tensor-parallel all-reduces of a body) are collected and sorted (axes,
+    then stream). Then:
+
+    - each `piper.comm` and each such `piper.collective` gets its key's
+      index as `piper_plan.comm` (i64);
+    - the module gets the list as `piper_plan.communicators`, one
+      `[[axes...], stream]` entry per index;
+    - the module gets the batch axes as `piper_plan.batch_axes`: the axes
+      of every `all_reduce` and `reduce_scatter` of the programs, in mesh
+      order (the axes gradients are averaged over).
+
+    Example: the programs
+
+    ```mlir
+    piper.mesh @mesh axes = [dp = 2, pp = 2]
+    piper.program @step.pp0 role {pp = 0} of @mesh step @step
+        streams ["compute", "dp_grad"] {
+      %g = piper.input 0 : tensor<4xf32>
+      %r = piper.comm "ar" all_reduce %g over ["dp"] on "dp_grad"
+          : tensor<4xf32>
+    }
+    ```
+
+    become
+
+    ```mlir
+    module attributes {piper_plan.batch_axes = ["dp"],
+                       piper_plan.communicators = [[["dp"], "dp_grad"]]} {
+      ...
+      %r = piper.comm "ar" all_reduce %g over ["dp"] on "dp_grad"
+          {piper_plan.comm = 0 : i64} : tensor<4xf32>
+    ```
+
+    **Constraints:**
+    - The module holds exactly one `piper.mesh`.
+    - No `piper.comm` is an `all_to_all` (between programs it is not
+      lowered; the expert all-to-alls live inside launched bodies).
+
+    **Options:** none.
+  }];
+}
+
+def PiperStampPeerRoles : Pass<"piper-stamp-peer-roles", "::mlir::ModuleOp"> {
+  let summary = "Stamp each send and receive with its peer program's role";
+  let description = [{
+    A `piper.send` or `piper.recv` names its peer by program symbol; the
+    lowering turns the peer into a world-rank offset computed from the
+    peer's role. Since each program is lowered alone, in a module that no
+    longer holds its peers, this pass copies the peer's role onto every
+    send and receive of the module's programs as `piper_plan.peer_role` (a
+    dictionary, the peer's `role`). Running it again stamps the same roles.
+
+    Example: in
+
+    ```mlir
+    piper.program @step.pp0 role {pp = 0} of @mesh step @step streams ["pp"] {
+      %x = piper.input 0 : tensor<4xf32>
+      piper.send "x" %x to @step.pp1 tag 0 on "pp" : tensor<4xf32>
+    }
+    ```
+
+    the send becomes
+
+    ```mlir
+    piper.send "x" %x to @step.pp1 tag 0 on "pp"
+        {piper_plan.peer_role = {pp = 1 : i64}} : tensor<4xf32>
+    ```
+
+    **Constraints:**
+    - The peer is a `piper.program` of the module (the op verifiers check
+      this too).
+    - A transfer reaches the device with the sender's coordinates along
+      the axes the peer's role does not name, so the peer's role names only
+      axes the sender's role names (otherwise every replica along such an
+      axis would reach one peer device) and differs from the sender's role
+      on at least one of them (otherwise the peer device is the sender).
+
+    **Options:** none.
+  }];
+}
+
 def PiperAssignBuffers : Pass<"piper-assign-buffers", "::mlir::ModuleOp"> {
   let summary = "Give every value of the device programs a buffer, reusing "
                 "dead ones";

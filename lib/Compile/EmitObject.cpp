@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The only file of the tool that includes LLVM's codegen headers (they cost
-// ~28 s and 1.7 GB per translation unit here; build-notes.md).
+// The only file of the compile driver that includes LLVM's codegen headers
+// (they cost ~28 s and 1.7 GB per translation unit here; build-notes.md).
 //
 // Why an ahead-of-time shared object rather than mlir::ExecutionEngine in
 // piper-run: every MPI rank would JIT the same code again, piper-run would
@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "EmitObject.h"
+#include "piper/Compile/EmitObject.h"
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"

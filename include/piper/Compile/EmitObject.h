@@ -5,9 +5,16 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
+//
+// The last stage of the compile driver: a program lowered to the LLVM
+// dialect becomes optimised LLVM IR, a host object and a shared object that
+// the runtime loads. lib/Compile/EmitObject.cpp is the only file of the
+// library that includes LLVM's codegen headers.
+//
+//===----------------------------------------------------------------------===//
 
-#ifndef PIPER_TOOLS_PIPER_COMPILE_EMITOBJECT_H
-#define PIPER_TOOLS_PIPER_COMPILE_EMITOBJECT_H
+#ifndef PIPER_COMPILE_EMITOBJECT_H
+#define PIPER_COMPILE_EMITOBJECT_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -32,4 +39,4 @@ LogicalResult linkSharedObject(const std::string &objectPath,
 
 } // namespace mlir::piper
 
-#endif // PIPER_TOOLS_PIPER_COMPILE_EMITOBJECT_H
+#endif // PIPER_COMPILE_EMITOBJECT_H

@@ -1,0 +1,54 @@
+//===- FrontHalf.h - A model and a strategy to device programs --*- C++ -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The compiler's front half as the compile driver runs it (docs/Lowering.md,
+// "Pipeline"): --piper-autodiff, --piper-optimizer, --piper-build-dag, the
+// strategy through the transform interpreter, --piper-partition and
+// --piper-verify-programs, built with the passes' C++ constructors and typed
+// options.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_COMPILE_FRONTHALF_H
+#define PIPER_COMPILE_FRONTHALF_H
+
+#include "piper/Dialect/Piper/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::piper {
+
+/// Adds the front half to `pm` (on builtin.module): a training step with
+/// `optimizer`, the transform script at `strategyPath` applied to its DAG
+/// (none: serial), then the verified device programs.
+void buildFrontHalfPipeline(OpPassManager &pm,
+                            const PiperOptimizerOptions &optimizer,
+                            StringRef strategyPath);
+
+/// Runs the front half on `module` (a model: one public function with
+/// parameters); errors are diagnostics.
+LogicalResult runFrontHalf(ModuleOp module,
+                           const PiperOptimizerOptions &optimizer,
+                           StringRef strategyPath);
+
+/// The transform script that `directives` names: the file itself when it
+/// is a transform script (.mlir), or the translation of Piper's JSON
+/// directive list (.json; lib/Directives) written to `keepDir`/strategy.mlir
+/// (the directory is created) or, without `keepDir`, to a temporary file.
+/// An empty `directives` gives an empty path (serial). Failures are printed
+/// to llvm::errs().
+FailureOr<std::string>
+prepareStrategy(StringRef directives,
+                const std::optional<std::string> &keepDir);
+
+} // namespace mlir::piper
+
+#endif // PIPER_COMPILE_FRONTHALF_H

@@ -1,0 +1,42 @@
+//===- LowerProgram.h - One device program, lowered alone -------*- C++ -*-===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Each device program becomes its own shared object, so each is lowered in a
+// clone of the module that holds only it (and the bodies it launches). What
+// it needs to know of the others travels on the IR beforehand:
+// --piper-number-communicators and --piper-stamp-peer-roles
+// (piper/Dialect/Piper/Transforms/PlanAnnotations.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPER_COMPILE_LOWERPROGRAM_H
+#define PIPER_COMPILE_LOWERPROGRAM_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace mlir::piper {
+
+/// How far lowerProgram goes.
+enum class LoweringDepth {
+  /// --piper-program-to-func and --piper-convert-to-kernels: functions of
+  /// linalg ops and kernel calls, before bufferization.
+  Kernels,
+  /// The whole --piper-lower-to-llvm pipeline: the LLVM dialect.
+  LLVM,
+};
+
+/// Lowers a clone of `module` holding only the program `program` (its
+/// communicators numbered and peer roles stamped). Returns null after
+/// emitting the lowering's diagnostics.
+OwningOpRef<ModuleOp> lowerProgram(ModuleOp module, StringRef program,
+                                   LoweringDepth depth);
+
+} // namespace mlir::piper
+
+#endif // PIPER_COMPILE_LOWERPROGRAM_H

@@ -1,0 +1,38 @@
+//===- LowerProgram.cpp - One device program, lowered alone ---------------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "piper/Compile/LowerProgram.h"
+
+#include "piper/Conversion/Passes.h"
+#include "piper/Dialect/Piper/IR/PiperOps.h"
+
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+using namespace mlir::piper;
+
+OwningOpRef<ModuleOp> mlir::piper::lowerProgram(ModuleOp module,
+                                                StringRef program,
+                                                LoweringDepth depth) {
+  OwningOpRef<ModuleOp> clone = module.clone();
+  // The other programs go: each becomes its own object. Sends and receives
+  // to them keep the peer's role (kPeerRoleAttrName).
+  for (ProgramOp other : llvm::make_early_inc_range(clone->getOps<ProgramOp>()))
+    if (other.getSymName() != program)
+      other.erase();
+  PassManager pm(module.getContext());
+  if (depth == LoweringDepth::Kernels) {
+    pm.addPass(createProgramToFuncPass());
+    pm.addPass(createConvertToKernelsPass());
+  } else {
+    buildLowerToLLVMPipeline(pm);
+  }
+  if (failed(pm.run(*clone)))
+    return nullptr;
+  return clone;
+}
