@@ -76,20 +76,22 @@ def Piper_DistributionOpInterface : OpInterface<"DistributionOpInterface"> {
 
     ```tablegen
     def Piper_SigmoidOp : Piper_UnaryOp<"sigmoid", [
-        DeclareOpInterfaceMethods<Piper_DistributionOpInterface,
-                                  ["getFlopsPerElement"]>]> { ... }
+        Piper_DistributionRule<["getFlopsPerElement"]>]> { ... }
     ```
 
     ```c++
     double SigmoidOp::getFlopsPerElement() { return 4; }
     ```
 
-    Other ops override `inferLocalForm` (local result types, or a
-    diagnostic for a split they cannot run on: heads straddling devices, a
-    reshape that moves split channels), `getCost`, and where they take part
-    in tensor parallelism `getWeightOperand`, `verifyWeightSplit`,
-    `getPartialSums` and `getChannelGroups`. For example, the rule of a
-    row-parallel `piper.linear`:
+    (`Piper_DistributionRule<methods>`, below, is this interface's
+    `DeclareOpInterfaceMethods`.) Other ops override `inferLocalForm`
+    (local result types, or a diagnostic for a split they cannot run on:
+    heads straddling devices, a reshape that moves split channels),
+    `getCost`, and where they take part in tensor or expert parallelism
+    `getWeightOperand`, `verifyWeightSplit`, `getPartialSums`,
+    `getTokenGatheredOperands`, `getChannelGroups`,
+    `getExpertWeightOperands` and `getExpertExchanges`. For example, the
+    rule of a row-parallel `piper.linear`:
 
     ```mlir
     // Global view: x [4, 16], w [16, 32] split on dim 0 over tp = 2.
