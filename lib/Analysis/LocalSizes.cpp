@@ -8,63 +8,12 @@
 
 #include "piper/Analysis/LocalSizes.h"
 
+#include "piper/Dialect/Piper/IR/PiperDistributionRule.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
 using namespace mlir::piper;
-
-namespace {
-
-/// Whether `op` computes elementwise on operands of one type (as the native
-/// lowering's re-typer decides).
-bool isElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, ReluOp, GeluOp, SiluOp, SwigluOp>(op) ||
-         op->hasTrait<OpTrait::SameOperandsAndResultType>();
-}
-
-/// The same, for the op a `piper.vjp` differentiates.
-bool isElementwiseName(StringRef name, MLIRContext *context) {
-  std::optional<RegisteredOperationName> info =
-      RegisteredOperationName::lookup(name, context);
-  if (!info)
-    return false;
-  return info->getStringRef() == AddOp::getOperationName() ||
-         info->getStringRef() == SubOp::getOperationName() ||
-         info->getStringRef() == MulOp::getOperationName() ||
-         info->getStringRef() == ReluOp::getOperationName() ||
-         info->getStringRef() == GeluOp::getOperationName() ||
-         info->getStringRef() == SiluOp::getOperationName() ||
-         info->getStringRef() == SwigluOp::getOperationName() ||
-         info->hasTrait<OpTrait::SameOperandsAndResultType>();
-}
-
-/// How many times smaller `local`'s last dim is than `global`'s (1 if not).
-int64_t lastDimSplit(Type global, Type local) {
-  auto g = dyn_cast<RankedTensorType>(global);
-  auto l = dyn_cast<RankedTensorType>(local);
-  if (!g || !l || g.getRank() != l.getRank() || g.getRank() == 0)
-    return 1;
-  int64_t gl = g.getShape().back(), ll = l.getShape().back();
-  if (ShapedType::isDynamic(gl) || ShapedType::isDynamic(ll) || ll <= 0 ||
-      gl % ll != 0)
-    return 1;
-  return gl / ll;
-}
-
-/// `type` with its last dim divided by `factor` (`type` if it does not
-/// divide).
-Type splitLastDim(Type type, int64_t factor) {
-  auto t = dyn_cast<RankedTensorType>(type);
-  if (factor <= 1 || !t || t.getRank() == 0 ||
-      ShapedType::isDynamic(t.getShape().back()) ||
-      t.getShape().back() % factor != 0)
-    return type;
-  SmallVector<int64_t> shape(t.getShape());
-  shape.back() /= factor;
-  return RankedTensorType::get(shape, t.getElementType());
-}
-
-} // namespace
 
 int64_t mlir::piper::getElementDivisor(Type global, Type local) {
   auto g = dyn_cast<RankedTensorType>(global);
@@ -149,10 +98,6 @@ void LocalSizes::visit(Operation *op) {
   if (!llvm::any_of(op->getOperands(),
                     [&](Value v) { return local.contains(v); }))
     return;
-  auto setFlops = [&](int64_t divisor) {
-    if (divisor > 1)
-      flopDivisor[op] = divisor;
-  };
 
   if (auto collective = dyn_cast<CollectiveOp>(op)) {
     // The partial sums of a row-parallel product are all-reduced in place;
@@ -163,68 +108,27 @@ void LocalSizes::visit(Operation *op) {
       set(collective.getResult(), getLocalType(collective.getValue()));
     return;
   }
-  if (auto vjp = dyn_cast<VJPOp>(op)) {
-    for (auto [wrt, result] : llvm::zip(vjp.getWrt(), vjp.getResults()))
-      set(result, getLocalType(vjp.getPrimals()[wrt]));
-    StringRef name = vjp.getOp();
-    auto primals = vjp.getPrimals();
-    if (name == LinearOp::getOperationName() && primals.size() >= 2)
-      setFlops(getDivisor(primals[1]));
-    else if (name == AttentionOp::getOperationName() && !primals.empty())
-      setFlops(getDivisor(primals.front()));
-    else if (isElementwiseName(name, op->getContext())) {
-      int64_t divisor = 1;
-      for (Value primal : primals)
-        divisor = std::max(divisor, getDivisor(primal));
-      setFlops(divisor);
-    }
+  // Everything else follows its distribution rule; an op without one, or
+  // one whose rule rejects these types, is taken as whole.
+  std::optional<DistributionRule> rule = DistributionRule::get(op);
+  if (!rule)
     return;
-  }
-  if (auto linear = dyn_cast<LinearOp>(op)) {
-    // The output's channels follow w's last dim; the product is w's share.
-    int64_t channels =
-        lastDimSplit(linear.getW().getType(), getLocalType(linear.getW()));
-    set(linear.getResult(), splitLastDim(linear.getType(), channels));
-    setFlops(getDivisor(linear.getW()));
+  SmallVector<Type> operands;
+  for (Value operand : op->getOperands())
+    operands.push_back(getLocalType(operand));
+  LocalForm form;
+  if (failed(rule->inferLocalForm(operands, form)))
     return;
-  }
-  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-    // Only regrouping the leading dims keeps the split channels.
-    auto in = dyn_cast<RankedTensorType>(reshape.getX().getType());
-    auto out = dyn_cast<RankedTensorType>(reshape.getType());
-    int64_t factor =
-        lastDimSplit(reshape.getX().getType(), getLocalType(reshape.getX()));
-    if (in && out && in.getRank() > 0 && out.getRank() > 0 &&
-        in.getShape().back() == out.getShape().back())
-      set(reshape.getResult(), splitLastDim(out, factor));
-    return;
-  }
-  if (auto attention = dyn_cast<AttentionOp>(op)) {
-    set(attention.getResult(), getLocalType(attention.getQ()));
-    setFlops(getDivisor(attention.getQ()));
-    return;
-  }
-  if (isa<ExpertFfnOp>(op))
-    return;
-  // Optimizer updates follow the parameter; elementwise ops the operand
-  // split most.
-  Value source;
-  if (auto adamw = dyn_cast<AdamWUpdateOp>(op))
-    source = adamw.getParam();
-  else if (auto sgd = dyn_cast<SgdUpdateOp>(op))
-    source = sgd.getParam();
-  else if (isElementwise(op))
-    for (Value operand : op->getOperands())
-      if (!source || getDivisor(operand) > getDivisor(source))
-        source = operand;
-  if (!source)
-    return;
-  Type type = getLocalType(source);
-  int64_t divisor = 1;
+  for (auto [result, type] : llvm::zip(op->getResults(), form.resultTypes))
+    set(result, type);
+  // The FLOPs divide as the op's cost at one device's types says; work
+  // that is not smaller there (experts: the tokens after the all-to-all
+  // multiply by what the experts divide) keeps its global figures.
+  SmallVector<Type> results;
   for (Value result : op->getResults())
-    if (result.getType() == source.getType()) {
-      set(result, type);
-      divisor = std::max(divisor, getDivisor(result));
-    }
-  setFlops(divisor);
+    results.push_back(getLocalType(result));
+  double global = rule->getGlobalCost().flops();
+  double perDevice = rule->getCost(operands, results).flops();
+  if (perDevice > 0 && perDevice < global)
+    flopDivisor[op] = std::max<int64_t>(1, std::llround(global / perDevice));
 }

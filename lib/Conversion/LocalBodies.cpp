@@ -10,7 +10,7 @@
 #include "CommCalls.h"
 
 #include "piper/Conversion/ReplicaLayout.h"
-#include "piper/Dialect/Piper/IR/PiperOps.h"
+#include "piper/Dialect/Piper/IR/PiperDistributionRule.h"
 
 using namespace mlir;
 using namespace mlir::piper;
@@ -38,48 +38,6 @@ RankedTensorType expertSide(RankedTensorType type, int64_t n) {
   return RankedTensorType::get(shape, type.getElementType());
 }
 
-/// Whether `op` computes elementwise on operands of one type.
-bool isElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, ReluOp, GeluOp, SiluOp, SwigluOp>(op) ||
-         op->hasTrait<OpTrait::SameOperandsAndResultType>();
-}
-
-/// The tensors an optimizer update reads and writes elementwise.
-SmallVector<Value> updateOperands(Operation *op) {
-  if (auto adamw = dyn_cast<AdamWUpdateOp>(op))
-    return {adamw.getParam(), adamw.getGrad(), adamw.getExpAvg(),
-            adamw.getExpAvgSq()};
-  if (auto sgd = dyn_cast<SgdUpdateOp>(op))
-    return {sgd.getParam(), sgd.getGrad(), sgd.getMomentumBuffer()};
-  return {};
-}
-
-/// How many times smaller `local`'s last dim is than `global`'s, the other
-/// dims equal (a tensor-parallel split of channels); 0 if not such a split.
-int64_t channelSplit(Type global, Type local) {
-  auto g = dyn_cast<RankedTensorType>(global);
-  auto l = dyn_cast<RankedTensorType>(local);
-  if (!g || !l || g.getRank() != l.getRank() || g.getRank() == 0)
-    return 0;
-  for (int64_t d = 0; d + 1 < g.getRank(); ++d)
-    if (g.getDimSize(d) != l.getDimSize(d))
-      return 0;
-  int64_t gl = g.getShape().back(), ll = l.getShape().back();
-  if (ll <= 0 || gl % ll != 0)
-    return 0;
-  return gl / ll;
-}
-
-/// `type` with its last dim divided by `factor` (null if it does not divide).
-RankedTensorType splitChannels(Type type, int64_t factor) {
-  auto t = cast<RankedTensorType>(type);
-  SmallVector<int64_t> shape(t.getShape());
-  if (shape.empty() || shape.back() % factor != 0)
-    return nullptr;
-  shape.back() /= factor;
-  return RankedTensorType::get(shape, t.getElementType());
-}
-
 class Retyper {
 public:
   Retyper(func::FuncOp clone, func::FuncOp body, MeshOp mesh, Operation *at)
@@ -96,8 +54,6 @@ private:
                      int64_t index,
                      function_ref<Value(OpBuilder &, Location)> last);
   LogicalResult retype(Operation *op);
-  /// All of `values` must share one type; it is returned (null on error).
-  Type commonType(Operation *op, ArrayRef<Value> values);
   InFlightDiagnostic error(Operation *op) {
     InFlightDiagnostic diag = at->emitError();
     diag.attachNote(op->getLoc()) << "in the body, here";
@@ -150,18 +106,6 @@ LogicalResult Retyper::run(ArrayRef<Type> argTypes) {
   return success();
 }
 
-Type Retyper::commonType(Operation *op, ArrayRef<Value> values) {
-  Type type = values.front().getType();
-  for (Value v : values)
-    if (v.getType() != type) {
-      error(op) << "cannot run '" << launchName() << "' on local types: '"
-                << op->getName() << "' in @" << body.getSymName()
-                << " would mix " << type << " and " << v.getType();
-      return nullptr;
-    }
-  return type;
-}
-
 LogicalResult Retyper::retype(Operation *op) {
   if (isa<YieldOp, func::ReturnOp>(op))
     return success();
@@ -177,97 +121,28 @@ LogicalResult Retyper::retype(Operation *op) {
   if (changedOperand == op->getOperands().end())
     return success();
 
-  if (auto vjp = dyn_cast<VJPOp>(op)) {
-    for (auto [wrt, result] : llvm::zip(vjp.getWrt(), vjp.getResults()))
-      result.setType(vjp.getPrimals()[wrt].getType());
-    // Attention over split channels runs on its share of the heads.
-    if (vjp.getOp() == AttentionOp::getOperationName()) {
-      Value q = vjp.getPrimals().front();
-      int64_t factor = channelSplit(original.lookup(q), q.getType());
-      auto heads = vjp.getForwardAttrs().getAs<IntegerAttr>("num_heads");
-      if (factor > 1 && heads) {
-        if (heads.getInt() % factor != 0)
-          return error(op) << "cannot run '" << launchName()
-                           << "' on local types: " << heads.getInt()
-                           << " attention heads do not split " << factor
-                           << " ways";
-        NamedAttrList attrs(vjp.getForwardAttrs());
-        attrs.set("num_heads",
-                  IntegerAttr::get(heads.getType(), heads.getInt() / factor));
-        vjp.setForwardAttrsAttr(attrs.getDictionary(op->getContext()));
-      }
+  // The op's distribution rule gives its per-device form (local result
+  // types; attention's share of the heads) or says why it cannot run.
+  bool explained = false;
+  auto explain = [&]() {
+    explained = true;
+    InFlightDiagnostic diag = error(op);
+    diag << "cannot run '" << launchName() << "' on local types: '"
+         << op->getName() << "' in @" << body.getSymName() << " ";
+    return diag;
+  };
+  if (std::optional<DistributionRule> rule = DistributionRule::get(op)) {
+    SmallVector<Type> locals(op->getOperandTypes());
+    SmallVector<Type> globals;
+    for (Value operand : op->getOperands())
+      globals.push_back(original.lookup(operand));
+    LocalForm form;
+    if (succeeded(rule->inferLocalForm(locals, form, explain, globals))) {
+      rule->applyLocalForm(form);
+      return success();
     }
-    return success();
-  }
-  // Tensor parallelism (Megatron): column-split weights give split channels,
-  // which reshapes keep on the last dim and attention splits by heads;
-  // row-split weights take split channels to a partial sum of the whole.
-  if (auto linear = dyn_cast<LinearOp>(op)) {
-    auto x = cast<RankedTensorType>(linear.getX().getType());
-    auto w = cast<RankedTensorType>(linear.getW().getType());
-    if (x.getShape().back() != w.getDimSize(0))
-      return error(op) << "cannot run '" << launchName()
-                       << "' on local types: 'piper.linear' in @"
-                       << body.getSymName() << " multiplies " << x << " by "
-                       << w;
-    SmallVector<int64_t> shape(x.getShape());
-    shape.back() = w.getShape().back();
-    linear.getResult().setType(
-        RankedTensorType::get(shape, x.getElementType()));
-    return success();
-  }
-  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-    // Only leading dims may be regrouped: the split channels stay the last
-    // dim, whole, so every device keeps the same channels of every row.
-    auto in = cast<RankedTensorType>(original.lookup(reshape.getX()));
-    auto out = cast<RankedTensorType>(original.lookup(reshape.getResult()));
-    int64_t factor = channelSplit(in, reshape.getX().getType());
-    RankedTensorType type =
-        factor > 1 && in.getShape().back() == out.getShape().back()
-            ? splitChannels(out, factor)
-            : nullptr;
-    if (!type)
-      return error(op)
-             << "cannot run '" << launchName()
-             << "' on local types: 'piper.reshape' in @" << body.getSymName()
-             << " of " << reshape.getX().getType()
-             << " (only regrouping the leading dims of split channels is "
-                "followed)";
-    reshape.getResult().setType(type);
-    return success();
-  }
-  if (auto attention = dyn_cast<AttentionOp>(op)) {
-    Type type =
-        commonType(op, {attention.getQ(), attention.getK(), attention.getV()});
-    if (!type)
+    if (explained)
       return failure();
-    int64_t factor = channelSplit(original.lookup(attention.getQ()), type);
-    if (factor < 1 || attention.getNumHeads() % factor != 0)
-      return error(op) << "cannot run '" << launchName()
-                       << "' on local types: 'piper.attention' in @"
-                       << body.getSymName() << " has "
-                       << attention.getNumHeads()
-                       << " heads, which do not split over its operands "
-                       << type;
-    attention.setNumHeads(attention.getNumHeads() / factor);
-    attention.getResult().setType(cast<RankedTensorType>(type));
-    return success();
-  }
-  if (auto ffn = dyn_cast<ExpertFfnOp>(op)) {
-    ffn.getResult().setType(ffn.getBuf().getType());
-    return success();
-  }
-  SmallVector<Value> operands = updateOperands(op);
-  if (operands.empty() && isElementwise(op))
-    operands.assign(op->operand_begin(), op->operand_end());
-  if (!operands.empty()) {
-    Type type = commonType(op, operands);
-    if (!type)
-      return failure();
-    for (Value result : op->getResults())
-      if (isa<RankedTensorType>(result.getType()))
-        result.setType(type);
-    return success();
   }
   Value v = *changedOperand;
   return error(op) << "cannot run '" << launchName() << "' on local types: '"

@@ -17,10 +17,14 @@
 //    [E, C, H] ("back"); either becomes a call of the shim
 //    piper_comm_all_to_all_<t>(in, out, comm, direction) (CommCalls.h),
 //    direction 0 to the experts and 1 back;
-//  - piper.vjp's results take the types of their `wrt` primals;
-//    piper.expert_ffn's result its input's; elementwise ops and optimizer
-//    updates their operands'; piper.annotate its yield's;
-//  - any other op reading a value whose type changed is an error.
+//  - `piper.collective all_reduce` (tensor parallelism's partial sums)
+//    becomes a call of piper_comm_all_reduce_<t>;
+//  - every other op reading a value whose type changed takes the per-device
+//    form its distribution rule gives (DistributionOpInterface: local
+//    result types, attention's share of the heads; a piper.vjp follows the
+//    op it differentiates); piper.annotate its yield's types;
+//  - an op without a rule, or whose rule rejects the types, is an error
+//    (the rule says why).
 //
 // The clone's results (saved expert-side activations, updated expert
 // weights) keep their local types for the launches that read them.

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
+#include "piper/Dialect/Piper/IR/PiperDistributionRule.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/TransformOps/PiperTransformOps.h"
 
@@ -282,7 +283,7 @@ DiagnosedSilenceableFailure shardExperts(Sharder &sharder,
                << "expert block " << tags << " in the body of node '"
                << body.task.getName() << "' is already sharded";
       auto expertWeights =
-          [&](OperandRange weights) -> DiagnosedSilenceableFailure {
+          [&](ArrayRef<Value> weights) -> DiagnosedSilenceableFailure {
         for (Value weight : weights)
           if (std::optional<Param> param = sharder.paramOf(body, weight))
             if (DiagnosedSilenceableFailure result =
@@ -294,32 +295,29 @@ DiagnosedSilenceableFailure shardExperts(Sharder &sharder,
       // Token side -> expert owners: the dispatched buffer (F) and the
       // cotangent of the expert outputs (BI); back: the expert outputs (F)
       // and the cotangent of the dispatched buffer (BI). BW only uses
-      // values that already live with the experts.
+      // values that already live with the experts. Each op's distribution
+      // rule says which of its results move and which operands are expert
+      // weights.
       SmallVector<Operation *> ops;
       chunk.walk([&](Operation *nested) { ops.push_back(nested); });
       for (Operation *nested : ops) {
-        if (auto dispatch = dyn_cast<DispatchOp>(nested)) {
-          sharder.after(dispatch.getResult(), CollectiveKind::AllToAll,
-                        "to_experts" + tags);
-        } else if (auto ffn = dyn_cast<ExpertFfnOp>(nested)) {
-          if (auto result = expertWeights(ffn->getOperands().drop_front());
-              !result.succeeded())
-            return result;
-          sharder.after(ffn.getResult(), CollectiveKind::AllToAll,
-                        "from_experts" + tags);
-        } else if (auto vjp = dyn_cast<VJPOp>(nested)) {
-          bool combine = vjp.getOp() == "piper.combine";
-          bool experts = vjp.getOp() == "piper.expert_ffn";
-          if (experts && vjp.getPrimals().size() == 4)
-            if (auto result = expertWeights(vjp.getPrimals().drop_front());
-                !result.succeeded())
-              return result;
-          for (auto [index, wrt] : llvm::enumerate(vjp.getWrt())) {
-            if (wrt != 0 || !(combine || experts))
-              continue;
-            sharder.after(vjp.getResult(index), CollectiveKind::AllToAll,
-                          (combine ? "to_experts" : "from_experts") + tags);
-          }
+        std::optional<DistributionRule> rule = DistributionRule::get(nested);
+        if (!rule)
+          continue;
+        SmallVector<Value> weights;
+        for (unsigned index : rule->getExpertWeightOperands())
+          weights.push_back(nested->getOperand(index));
+        if (auto result = expertWeights(weights); !result.succeeded())
+          return result;
+        for (auto [result, exchange] :
+             llvm::zip(nested->getResults(), rule->getExpertExchanges())) {
+          if (exchange == ExpertExchange::None)
+            continue;
+          sharder.after(result, CollectiveKind::AllToAll,
+                        (exchange == ExpertExchange::ToExperts
+                             ? "to_experts"
+                             : "from_experts") +
+                            tags);
         }
       }
     }
@@ -341,6 +339,80 @@ DiagnosedSilenceableFailure shardExperts(Sharder &sharder,
 //===----------------------------------------------------------------------===//
 
 enum class Role { None, Column, Row };
+
+/// Partial sums of a body: per-device outputs of a row-parallel linear (F)
+/// and input gradients of a column-parallel one (BI), as the ops'
+/// distribution rules say. A sum of partial sums is partial, so it is
+/// reduced once after the sum (the three input gradients of q, k and v take
+/// one all-reduce, as in Megatron).
+class PartialSums {
+public:
+  /// `value` is partial; `source` names the parameters it sums over.
+  void insert(Value value, std::string source) {
+    partial.insert(value);
+    sources[value] = std::move(source);
+  }
+
+  /// Closes the set under the ops whose rule propagates partial sums.
+  void close(ArrayRef<Operation *> ops) {
+    for (Operation *op : ops) {
+      if (!propagates(op) || op->getNumOperands() == 0 ||
+          !llvm::all_of(op->getOperands(),
+                        [&](Value v) { return partial.contains(v); }))
+        continue;
+      std::string name;
+      for (Value operand : op->getOperands())
+        name += (name.empty() ? "" : "+") + sources[operand];
+      insert(op->getResult(0), name);
+    }
+  }
+
+  /// Reduces (`kind`) every partial sum that no sum absorbs; its other
+  /// users read the reduced value.
+  void reduce(Sharder &sharder, CollectiveKind kind) {
+    for (Value value : partial) {
+      if (llvm::all_of(value.getUsers(),
+                       [&](Operation *user) { return absorbs(user); }))
+        continue;
+      sharder.setInsertionAfter(value);
+      std::string name =
+          (stringifyCollectiveKind(kind) + "(" + sources[value] + ")").str();
+      CollectiveOp collective =
+          sharder.create(value.getLoc(), kind, value, name);
+      value.replaceUsesWithIf(collective.getResult(), [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        return user != collective && !absorbs(user);
+      });
+    }
+  }
+
+private:
+  static bool propagates(Operation *op) {
+    std::optional<DistributionRule> rule = DistributionRule::get(op);
+    return rule && rule->propagatesPartialSums() && op->getNumResults() == 1;
+  }
+  bool absorbs(Operation *user) const {
+    return propagates(user) && partial.contains(user->getResult(0));
+  }
+
+  llvm::SetVector<Value> partial;
+  DenseMap<Value, std::string> sources;
+};
+
+/// `op`'s operand types with operand `weight` split `ways` ways by column
+/// (its last dim) or row (dim 0): what one device holds once the directive
+/// splits the weight, which is what its rule is asked about.
+SmallVector<Type> withWeightSplit(Operation *op, unsigned weight, Role role,
+                                  int64_t ways) {
+  SmallVector<Type> types(op->getOperandTypes());
+  auto type = cast<RankedTensorType>(types[weight]);
+  SmallVector<int64_t> shape(type.getShape());
+  unsigned dim = role == Role::Column ? shape.size() - 1 : 0;
+  if (!ShapedType::isDynamic(shape[dim]))
+    shape[dim] /= ways;
+  types[weight] = RankedTensorType::get(shape, type.getElementType());
+  return types;
+}
 
 DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
                                          ArrayRef<Body> bodies) {
@@ -398,116 +470,69 @@ DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
   for (Body body : bodies) {
     sharder.startBody();
     StringRef node = body.task.getName();
-    // Partial sums: per-device outputs of a row-parallel linear (F) and
-    // input gradients of a column-parallel one (BI). A sum of partial sums
-    // is partial, so it is reduced once after the sum (the three input
-    // gradients of q, k and v take one all-reduce, as in Megatron).
-    llvm::SetVector<Value> partial;
-    // The parameters whose partial sums a value holds, to name collectives.
-    DenseMap<Value, std::string> sources;
+    PartialSums partial;
     bool hasColumn = false;
-    SmallVector<std::pair<Operation *, int64_t>> attention;
+    // Ops whose channels form groups (attention's heads) a column split
+    // must divide.
+    SmallVector<std::pair<DistributionRule, int64_t>> channelGroups;
     SmallVector<Operation *> ops;
     body.fn.walk([&](Operation *nested) { ops.push_back(nested); });
     for (Operation *nested : ops) {
+      std::optional<DistributionRule> rule = DistributionRule::get(nested);
+      if (!rule)
+        continue;
+      if (int64_t groups = rule->getChannelGroups())
+        channelGroups.push_back({*rule, groups});
+      std::optional<unsigned> weight = rule->getWeightOperand();
+      if (!weight)
+        continue;
       std::optional<Param> param;
       Role role;
-      if (auto linear = dyn_cast<LinearOp>(nested)) {
-        if (auto result = roleOf(body, linear.getW(), param, role);
-            !result.succeeded())
-          return result;
-        if (role == Role::None)
-          continue;
-        if (linear.getBias())
-          return op.emitDefiniteFailure()
-                 << "linear with parameter '" << param->name()
-                 << "' in the body of node '" << node
-                 << "' has a bias; tensor parallelism supports linears "
-                    "without one";
-        hasColumn |= role == Role::Column;
-        if (role == Role::Row) {
-          partial.insert(linear.getResult());
-          sources[linear.getResult()] = param->name().str();
-        } else if (sequence)
-          sharder.gatherFor(linear->getOpOperand(0),
-                            "gather_tokens(" + param->name() + ")");
-        continue;
-      }
-      if (auto attn = dyn_cast<AttentionOp>(nested)) {
-        attention.push_back({nested, attn.getNumHeads()});
-        continue;
-      }
-      auto vjp = dyn_cast<VJPOp>(nested);
-      if (!vjp)
-        continue;
-      if (vjp.getOp() == "piper.attention")
-        if (auto heads = vjp.getForwardAttrs().getAs<IntegerAttr>("num_heads"))
-          attention.push_back({nested, heads.getInt()});
-      if (vjp.getOp() != "piper.linear" || vjp.getPrimals().size() < 2)
-        continue;
-      if (auto result = roleOf(body, vjp.getPrimals()[1], param, role);
+      if (auto result = roleOf(body, nested->getOperand(*weight), param, role);
           !result.succeeded())
         return result;
       if (role == Role::None)
         continue;
-      if (vjp.getPrimals().size() > 2)
-        return op.emitDefiniteFailure()
-               << "linear with parameter '" << param->name()
-               << "' in the body of node '" << node
-               << "' has a bias; tensor parallelism supports linears without "
-                  "one";
+      // "linear" for a linear and for its VJP.
+      StringRef what = rule->getRuleName();
+      what.consume_front("piper.");
+      if (failed(rule->verifyWeightSplit([&]() {
+            InFlightDiagnostic diag = op.emitError();
+            diag << what << " with parameter '" << param->name()
+                 << "' in the body of node '" << node << "' ";
+            return diag;
+          })))
+        return DiagnosedSilenceableFailure::definiteFailure();
       hasColumn |= role == Role::Column;
-      unsigned primals = vjp.getPrimals().size();
-      std::string gatherName = ("gather_tokens(" + param->name() + ")").str();
-      for (auto [index, wrt] : llvm::enumerate(vjp.getWrt())) {
-        if (wrt == 0 && role == Role::Column) {
-          partial.insert(vjp.getResult(index));
-          sources[vjp.getResult(index)] = ("d " + param->name()).str();
-        }
-        if (!sequence)
-          continue;
-        // Sequence parallel: a row-parallel linear's output cotangent is
-        // split by tokens (BI, BW); a column-parallel weight gradient needs
-        // the whole input again (BW).
-        if (role == Role::Row)
-          sharder.gatherFor(vjp->getOpOperand(primals), gatherName);
-        else if (wrt == 1)
-          sharder.gatherFor(vjp->getOpOperand(0), gatherName);
-      }
-    }
-    // Close partial sums under addition.
-    for (Operation *nested : ops)
-      if (auto add = dyn_cast<AddOp>(nested))
-        if (partial.contains(add.getLhs()) && partial.contains(add.getRhs())) {
-          partial.insert(add.getResult());
-          sources[add.getResult()] =
-              sources[add.getLhs()] + "+" + sources[add.getRhs()];
-        }
-    for (Value value : partial) {
-      bool absorbed = llvm::all_of(value.getUsers(), [&](Operation *user) {
-        return isa<AddOp>(user) && partial.contains(user->getResult(0));
-      });
-      if (absorbed)
+      // What one device holds with the weight split: the rule says which
+      // results are partial sums and which operands sequence parallelism
+      // gathers whole.
+      SmallVector<Type> locals =
+          withWeightSplit(nested, *weight, role, sharder.size);
+      for (auto [result, isPartial] :
+           llvm::zip(nested->getResults(), rule->getPartialSums(locals)))
+        if (isPartial)
+          partial.insert(
+              result, ((rule->isGradient() ? "d " : "") + param->name()).str());
+      if (!sequence)
         continue;
-      sharder.setInsertionAfter(value);
-      std::string name =
-          (stringifyCollectiveKind(reduce) + "(" + sources[value] + ")").str();
-      CollectiveOp collective =
-          sharder.create(value.getLoc(), reduce, value, name);
-      value.replaceUsesWithIf(collective.getResult(), [&](OpOperand &use) {
-        Operation *user = use.getOwner();
-        return user != collective &&
-               !(isa<AddOp>(user) && partial.contains(user->getResult(0)));
-      });
+      std::string gatherName = ("gather_tokens(" + param->name() + ")").str();
+      for (unsigned index : rule->getTokenGatheredOperands(locals))
+        sharder.gatherFor(nested->getOpOperand(index), gatherName);
     }
+    partial.close(ops);
+    partial.reduce(sharder, reduce);
     if (hasColumn)
-      for (auto [attn, heads] : attention)
-        if (heads % sharder.size != 0)
+      for (auto [rule, groups] : channelGroups)
+        if (groups % sharder.size != 0) {
+          StringRef what = rule.getRuleName();
+          what.consume_front("piper.");
           return op.emitDefiniteFailure()
-                 << "attention in the body of node '" << node << "' has "
-                 << heads << " heads; axis '" << sharder.axis.getValue()
+                 << what << " in the body of node '" << node << "' has "
+                 << groups << " heads; axis '" << sharder.axis.getValue()
                  << "' of " << op.getMeshAttr() << " has size " << sharder.size
                  << " and does not divide them";
+        }
   }
   for (const Pattern &pattern : patterns)
     if (!pattern.used)

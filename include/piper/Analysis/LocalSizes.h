@@ -9,27 +9,18 @@
 // In the global view a tensor-parallel (Megatron) strategy keeps task bodies
 // at their global shapes; a device holds and computes less. Given what one
 // device holds of each argument of a body (a split parameter's shard), this
-// analysis follows the same rules as the native lowering's re-typer
-// (lib/Conversion/LocalBodies.cpp) to give every value's local type, how many
-// times smaller it is than its global one, and how many times fewer FLOPs
-// each op does on one device:
+// analysis asks each op's distribution rule (DistributionOpInterface,
+// PiperDistributionRule.h), the rule the native lowering's re-typer follows
+// too, for every value's local type, how many times smaller it is than its
+// global one, and how many times fewer FLOPs each op does on one device
+// (its cost at the global types over its cost at the local ones).
 //
-// - piper.linear: the output's last dim follows w's last dim (a column
-//   split); the FLOPs are divided by w's split (column or row);
-// - piper.reshape keeps a split of the last dim when the last dim is
-//   unchanged;
-// - piper.attention runs on q's share of the heads (FLOPs / q's split);
-// - elementwise ops (swiglu, add, ...) and optimizer updates follow their
-//   operands (FLOPs / the result's split);
-// - piper.vjp: each cotangent is the size of its primal; the FLOPs are those
-//   of the primal op's rule;
-// - a collective's result: an all_reduce's is its (partial-sum) operand's;
-//   the others', and expert_ffn's, are whole (expert parallelism keeps its
-//   global-view figures: the tokens after the all_to_all multiply by what
-//   the experts divide);
-// - piper.annotate: its yield's.
-//
-// Anything else reading a split value is taken as whole (FLOP divisor 1).
+// Beyond the rules: a collective's result is whole except an all_reduce's,
+// which is its (partial-sum) operand's; piper.annotate's results are its
+// yield's. An op without a rule, or whose rule rejects the types it reads,
+// is taken as whole (FLOP divisor 1), as is work that is no smaller on one
+// device (expert parallelism keeps its global-view figures: the tokens
+// after the all_to_all multiply by what the experts divide).
 //
 //===----------------------------------------------------------------------===//
 

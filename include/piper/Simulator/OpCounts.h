@@ -17,6 +17,8 @@
 #ifndef PIPER_SIMULATOR_OPCOUNTS_H
 #define PIPER_SIMULATOR_OPCOUNTS_H
 
+#include "piper/Dialect/Piper/IR/PiperDistribution.h"
+
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -24,37 +26,17 @@ namespace mlir::piper {
 
 class LocalSizes;
 
-/// The cost of one op, or a sum of them.
-struct OpCount {
-  /// Multiply-adds count two. Matrix products (tensor cores) apart from
-  /// elementwise work (vector units), since their peaks differ 8-16x.
-  double matrixFlops = 0;
-  double vectorFlops = 0;
-  /// Bytes read and written, every operand and result once (no fusion).
-  double bytes = 0;
-  /// Ops with a cost (kernels).
-  int64_t kernels = 0;
-
-  double flops() const { return matrixFlops + vectorFlops; }
-  OpCount &operator+=(const OpCount &o) {
-    matrixFlops += o.matrixFlops;
-    vectorFlops += o.vectorFlops;
-    bytes += o.bytes;
-    kernels += o.kernels;
-    return *this;
-  }
-};
-
 /// The cost of `op` alone: an NN op, a `piper.vjp`, an optimizer update,
 /// or anything else with tensor operands or results (counted as memory
 /// traffic and one vector op per result element). Structure (constants,
 /// `func.call`, `func.return`, `piper.yield`, `piper.collective`) is free
 /// here; calls are followed by `countBody`.
 ///
-/// With `sizes` (what one device holds of the body `op` is in), the cost on
-/// one device of a tensor-parallel body: the FLOPs divided by the op's FLOP
-/// divisor, the bytes those of its local types. Ops whose divisor is 1
-/// (expert_ffn under expert parallelism among them) keep their global-view
+/// The figures are the op's distribution rule's (DistributionOpInterface::
+/// getCost). With `sizes` (what one device holds of the body `op` is in),
+/// the cost on one device of a tensor-parallel body: the same rule at the
+/// op's local types. Ops whose work is not split (FLOP divisor 1:
+/// expert_ffn under expert parallelism among them) keep their global-view
 /// cost.
 OpCount countOp(Operation *op, const LocalSizes *sizes = nullptr);
 

@@ -76,7 +76,8 @@ class Piper_BinaryOp<string mnemonic, list<Trait> traits = []>
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
-def Piper_MatmulOp : Piper_NNOp<"matmul"> {
+def Piper_MatmulOp : Piper_NNOp<"matmul", [
+    Piper_DistributionRule<["inferLocalForm", "getCost"]>]> {
   let summary = "batched matrix product";
   let description = [{
     Multiplies `lhs[..., M, K]` by `rhs[..., K, N]` into `result[..., M, N]`:
@@ -112,7 +113,10 @@ def Piper_MatmulOp : Piper_NNOp<"matmul"> {
 // LinearOp
 //===----------------------------------------------------------------------===//
 
-def Piper_LinearOp : Piper_NNOp<"linear"> {
+def Piper_LinearOp : Piper_NNOp<"linear", [
+    Piper_DistributionRule<["inferLocalForm", "getCost", "getWeightOperand",
+        "verifyWeightSplit", "getPartialSums",
+        "getTokenGatheredOperands"]>]> {
   let summary = "affine layer: x times a weight matrix, plus an optional bias";
   let description = [{
     Computes `result[..., o] = sum_i x[..., i] * w[i, o] (+ bias[o])` for
@@ -148,7 +152,8 @@ def Piper_LinearOp : Piper_NNOp<"linear"> {
 // Elementwise ops
 //===----------------------------------------------------------------------===//
 
-def Piper_AddOp : Piper_BinaryOp<"add", [Commutative]> {
+def Piper_AddOp : Piper_BinaryOp<"add", [
+    Commutative, Piper_DistributionRule<["propagatesPartialSums"]>]> {
   let summary = "elementwise sum";
   let description = [{
     `result = lhs + rhs`, element by element. There is no broadcasting.
@@ -164,7 +169,7 @@ def Piper_AddOp : Piper_BinaryOp<"add", [Commutative]> {
   }];
 }
 
-def Piper_SubOp : Piper_BinaryOp<"sub"> {
+def Piper_SubOp : Piper_BinaryOp<"sub", [Piper_DistributionRule<>]> {
   let summary = "elementwise difference";
   let description = [{
     `result = lhs - rhs`, element by element. There is no broadcasting.
@@ -180,7 +185,8 @@ def Piper_SubOp : Piper_BinaryOp<"sub"> {
   }];
 }
 
-def Piper_MulOp : Piper_BinaryOp<"mul", [Commutative]> {
+def Piper_MulOp : Piper_BinaryOp<"mul", [
+    Commutative, Piper_DistributionRule<>]> {
   let summary = "elementwise product";
   let description = [{
     `result = lhs * rhs`, element by element. There is no broadcasting.
@@ -200,7 +206,7 @@ def Piper_MulOp : Piper_BinaryOp<"mul", [Commutative]> {
 // Activations
 //===----------------------------------------------------------------------===//
 
-def Piper_ReluOp : Piper_UnaryOp<"relu"> {
+def Piper_ReluOp : Piper_UnaryOp<"relu", [Piper_DistributionRule<>]> {
   let summary = "rectified linear unit";
   let description = [{
     `result = max(x, 0)`, element by element.
@@ -216,7 +222,8 @@ def Piper_ReluOp : Piper_UnaryOp<"relu"> {
   }];
 }
 
-def Piper_GeluOp : Piper_UnaryOp<"gelu"> {
+def Piper_GeluOp : Piper_UnaryOp<"gelu", [
+    Piper_DistributionRule<["getFlopsPerElement"]>]> {
   let summary = "Gaussian error linear unit, tanh approximation";
   let description = [{
     The tanh approximation of GELU, element by element:
@@ -234,7 +241,8 @@ def Piper_GeluOp : Piper_UnaryOp<"gelu"> {
   }];
 }
 
-def Piper_SiluOp : Piper_UnaryOp<"silu"> {
+def Piper_SiluOp : Piper_UnaryOp<"silu", [
+    Piper_DistributionRule<["getFlopsPerElement"]>]> {
   let summary = "sigmoid linear unit (swish)";
   let description = [{
     `result = x * sigmoid(x) = x / (1 + exp(-x))`, element by element.
@@ -251,16 +259,18 @@ def Piper_SiluOp : Piper_UnaryOp<"silu"> {
 }
 
 def Piper_SigmoidOp : Piper_UnaryOp<"sigmoid", [
-    DeclareOpInterfaceMethods<Piper_ElementwiseOpInterface,
-                              ["getFlopsPerElement"]>]> {
+    DeclareOpInterfaceMethods<Piper_ElementwiseOpInterface>,
+    Piper_DistributionRule<["getFlopsPerElement"]>]> {
   let summary = "logistic sigmoid";
   let description = [{
     `result = 1 / (1 + exp(-x))`, element by element (PyTorch's
     `torch.sigmoid`). Its derivative is `sigmoid(x) * (1 - sigmoid(x))`.
 
-    The op is defined entirely by its `ElementwiseOpInterface` methods: the
-    interpreter, autodiff, the native kernel (a `linalg.generic`), tensor
-    parallelism, the simulator and the memory plan all derive from them.
+    The op is defined entirely by its `ElementwiseOpInterface` methods (its
+    value, derivative and IR payloads) and the elementwise default of
+    `DistributionOpInterface` (with 4 FLOPs an element): the interpreter,
+    autodiff, the native kernel (a `linalg.generic`), tensor parallelism,
+    the simulator and the memory plan all derive from them.
 
     Example:
 
@@ -274,6 +284,7 @@ def Piper_SigmoidOp : Piper_UnaryOp<"sigmoid", [
 }
 
 def Piper_SwigluOp : Piper_NNOp<"swiglu", [
+    Piper_DistributionRule<["getFlopsPerElement"]>,
     AllTypesMatch<["gate", "up", "result"]>]> {
   let summary = "SwiGLU gate: silu(gate) * up";
   let description = [{
@@ -297,7 +308,8 @@ def Piper_SwigluOp : Piper_NNOp<"swiglu", [
   }]>];
 }
 
-def Piper_SoftmaxOp : Piper_UnaryOp<"softmax"> {
+def Piper_SoftmaxOp : Piper_UnaryOp<"softmax", [
+    Piper_DistributionRule<["inferLocalForm", "getFlopsPerElement"]>]> {
   let summary = "softmax over the last dimension";
   let description = [{
     Normalises each row along the last dimension:
@@ -322,7 +334,8 @@ def Piper_SoftmaxOp : Piper_UnaryOp<"softmax"> {
 // Normalisations
 //===----------------------------------------------------------------------===//
 
-def Piper_RmsNormOp : Piper_NNOp<"rmsnorm"> {
+def Piper_RmsNormOp : Piper_NNOp<"rmsnorm", [
+    Piper_DistributionRule<["inferLocalForm", "getFlopsPerElement"]>]> {
   let summary = "root-mean-square normalisation over the last dimension";
   let description = [{
     For `x[..., H]` and the weight `w[H]`:
@@ -352,7 +365,8 @@ def Piper_RmsNormOp : Piper_NNOp<"rmsnorm"> {
   let hasVerifier = 1;
 }
 
-def Piper_LayerNormOp : Piper_NNOp<"layernorm"> {
+def Piper_LayerNormOp : Piper_NNOp<"layernorm", [
+    Piper_DistributionRule<["inferLocalForm", "getFlopsPerElement"]>]> {
   let summary = "layer normalisation over the last dimension";
   let description = [{
     For `x[..., H]`, the weight `w[H]` and the bias `b[H]`:
@@ -389,7 +403,9 @@ def Piper_LayerNormOp : Piper_NNOp<"layernorm"> {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-def Piper_AttentionOp : Piper_NNOp<"attention"> {
+def Piper_AttentionOp : Piper_NNOp<"attention", [
+    Piper_DistributionRule<["inferLocalForm", "getCost",
+        "getChannelGroups"]>]> {
   let summary = "causal multi-head self-attention";
   let description = [{
     Scaled dot-product attention with a causal mask over `q`, `k` and `v`,
@@ -432,7 +448,8 @@ def Piper_AttentionOp : Piper_NNOp<"attention"> {
 // EmbeddingOp
 //===----------------------------------------------------------------------===//
 
-def Piper_EmbeddingOp : Piper_NNOp<"embedding"> {
+def Piper_EmbeddingOp : Piper_NNOp<"embedding", [
+    Piper_DistributionRule<["inferLocalForm", "getCost"]>]> {
   let summary = "looks up rows of an embedding table";
   let description = [{
     For `table[V, H]` and token ids `ids[...]`:
@@ -463,7 +480,8 @@ def Piper_EmbeddingOp : Piper_NNOp<"embedding"> {
 // CrossEntropyOp
 //===----------------------------------------------------------------------===//
 
-def Piper_CrossEntropyOp : Piper_NNOp<"cross_entropy"> {
+def Piper_CrossEntropyOp : Piper_NNOp<"cross_entropy", [
+    Piper_DistributionRule<["inferLocalForm", "getCost"]>]> {
   let summary = "mean softmax cross-entropy loss";
   let description = [{
     For `logits[N, V]` and class labels `labels[N]`:
@@ -497,7 +515,8 @@ def Piper_CrossEntropyOp : Piper_NNOp<"cross_entropy"> {
 // ReshapeOp
 //===----------------------------------------------------------------------===//
 
-def Piper_ReshapeOp : Piper_NNOp<"reshape"> {
+def Piper_ReshapeOp : Piper_NNOp<"reshape", [
+    Piper_DistributionRule<["inferLocalForm", "getCost"]>]> {
   let summary = "reinterprets a tensor with a new static shape";
   let description = [{
     Returns the elements of `x` in row-major order under the result's
@@ -524,7 +543,8 @@ def Piper_ReshapeOp : Piper_NNOp<"reshape"> {
 // TransposeOp
 //===----------------------------------------------------------------------===//
 
-def Piper_TransposeOp : Piper_NNOp<"transpose"> {
+def Piper_TransposeOp : Piper_NNOp<"transpose", [
+    Piper_DistributionRule<["inferLocalForm", "getCost"]>]> {
   let summary = "permutes the dimensions of a tensor";
   let description = [{
     Dim `d` of the result is dim `permutation[d]` of `x`: the result's
@@ -567,7 +587,8 @@ defvar Piper_MoESlotRule = [{
     `[0, E)`; that is a property of the values and is not verified.
 }];
 
-def Piper_RouterOp : Piper_NNOp<"router"> {
+def Piper_RouterOp : Piper_NNOp<"router", [
+    Piper_DistributionRule<["inferLocalForm", "getCost"]>]> {
   let summary = "top-k MoE router (Qwen3 style)";
   let description = [{
     For tokens `x[T, H]` and the router weight `w[H, E]`: computes the
@@ -605,7 +626,9 @@ def Piper_RouterOp : Piper_NNOp<"router"> {
   let hasVerifier = 1;
 }
 
-def Piper_DispatchOp : Piper_NNOp<"dispatch"> {
+def Piper_DispatchOp : Piper_NNOp<"dispatch", [
+    Piper_DistributionRule<["inferLocalForm", "getCost",
+        "getExpertExchanges"]>]> {
   let summary = "scatters routed tokens into per-expert capacity buffers";
   let description = !strconcat([{
     For tokens `x[T, H]` and the router's `indices[T, k]`, builds
@@ -637,7 +660,9 @@ def Piper_DispatchOp : Piper_NNOp<"dispatch"> {
   let hasVerifier = 1;
 }
 
-def Piper_ExpertFfnOp : Piper_NNOp<"expert_ffn"> {
+def Piper_ExpertFfnOp : Piper_NNOp<"expert_ffn", [
+    Piper_DistributionRule<["inferLocalForm", "getCost",
+        "getExpertWeightOperands", "getExpertExchanges"]>]> {
   let summary = "per-expert SwiGLU feed-forward network";
   let description = !strconcat([{
     Applies expert `e`'s SwiGLU FFN to its capacity buffer `buf[e]`
@@ -674,7 +699,9 @@ def Piper_ExpertFfnOp : Piper_NNOp<"expert_ffn"> {
   let hasVerifier = 1;
 }
 
-def Piper_CombineOp : Piper_NNOp<"combine"> {
+def Piper_CombineOp : Piper_NNOp<"combine", [
+    Piper_DistributionRule<["inferLocalForm", "getCost",
+        "getExpertExchanges"]>]> {
   let summary = "gathers expert outputs back to tokens, weighted";
   let description = !strconcat([{
     For the expert outputs `y[E, C, H]` and the router's `weights[T, k]`

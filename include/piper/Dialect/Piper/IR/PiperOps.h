@@ -18,6 +18,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "piper/Dialect/Piper/IR/PiperAttrs.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
+#include "piper/Dialect/Piper/IR/PiperDistribution.h"
 
 #include "piper/Dialect/Piper/IR/PiperInterfaces.h.inc"
 

@@ -12,6 +12,7 @@
 include "piper/Dialect/Piper/IR/PiperAttrs.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "piper/Dialect/Piper/IR/PiperInterfaces.td"
 include "piper/Dialect/Piper/IR/PiperNNOps.td"
 include "piper/Dialect/Piper/IR/PiperOptimizerOps.td"
 include "piper/Dialect/Piper/IR/PiperDAGOps.td"
@@ -165,7 +166,9 @@ def Piper_YieldOp : Piper_Op<"yield", [
 // VJPOp
 //===----------------------------------------------------------------------===//
 
-def Piper_VJPOp : Piper_Op<"vjp", [Pure, AttrSizedOperandSegments]> {
+def Piper_VJPOp : Piper_Op<"vjp", [Pure, AttrSizedOperandSegments,
+    Piper_DistributionRule<[
+        "getDistributionRuleOp", "getDistributionQuery", "applyLocalForm"]>]> {
   let summary = "cotangents of some operands of a forward op";
   let description = [{
     The vector-Jacobian product of the forward op named by `op` (a piper NN

@@ -18,6 +18,7 @@
 
 include "piper/Dialect/Piper/IR/PiperBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "piper/Dialect/Piper/IR/PiperInterfaces.td"
 
 def Piper_OptimizerTensor : RankedTensorOf<[F32, F64, BF16]>;
 def Piper_StepTensor : 0DTensorOf<[I64]> {
@@ -25,6 +26,7 @@ def Piper_StepTensor : 0DTensorOf<[I64]> {
 }
 
 def Piper_SgdUpdateOp : Piper_Op<"sgd_update", [Pure,
+    Piper_DistributionRule<["inferLocalForm", "getCost"]>,
     AllTypesMatch<["param", "grad", "momentum_buffer", "new_param",
                    "new_momentum_buffer"]>]> {
   let summary = "one SGD step with momentum and weight decay";
@@ -66,6 +68,7 @@ def Piper_SgdUpdateOp : Piper_Op<"sgd_update", [Pure,
 }
 
 def Piper_AdamWUpdateOp : Piper_Op<"adamw_update", [Pure,
+    Piper_DistributionRule<["inferLocalForm", "getCost"]>,
     AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq", "new_param",
                    "new_exp_avg", "new_exp_avg_sq"]>]> {
   let summary = "one AdamW step with bias correction and decoupled decay";
