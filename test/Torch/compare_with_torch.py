@@ -147,7 +147,7 @@ def layer_count(p):
     return len(layers)
 
 
-ACTIVATIONS = {"relu": F.relu, "sigmoid": torch.sigmoid}
+ACTIVATIONS = {"relu": F.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh}
 
 
 def mlp_loss(p, data, activation="relu"):
@@ -227,8 +227,8 @@ def main():
     parser.add_argument("--activation", choices=sorted(ACTIVATIONS),
                         default="relu",
                         help="the MLP's hidden activation (default relu, as "
-                             "piper-gen; sigmoid for a model rewritten to "
-                             "piper.sigmoid)")
+                             "piper-gen writes it; sigmoid or tanh for a model "
+                             "rewritten to piper.sigmoid or piper.tanh)")
     parser.add_argument("--heads", type=int, default=2,
                         help="attention heads (default 2, as tiny-gpt/tiny-moe)")
     parser.add_argument("--top-k", type=int, default=2,

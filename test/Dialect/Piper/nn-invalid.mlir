@@ -296,6 +296,15 @@ func.func @sigmoid_result_type_is_checked(%x: tensor<4xf32>) {
 
 // -----
 
+// tanh keeps the type.
+func.func @tanh_result_type_is_checked(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'piper.tanh' op failed to verify that all of {x, result} have same type}}
+  %0 = "piper.tanh"(%x) : (tensor<4xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
 // sigmoid takes float tensors only.
 func.func @sigmoid_of_integers_is_rejected(%x: tensor<4xi64>) {
   // expected-error@+1 {{'piper.sigmoid' op operand #0 must be ranked tensor of f32, f64 or bf16 values, but got 'tensor<4xi64>'}}

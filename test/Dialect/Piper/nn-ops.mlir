@@ -89,7 +89,8 @@ func.func @elementwise_types(%a: tensor<f64>, %b: tensor<?x8xbf16>) -> (tensor<f
 // CHECK:         %[[G:.*]] = piper.gelu %[[R]] : tensor<4x64xbf16>
 // CHECK:         %[[S:.*]] = piper.silu %[[G]] : tensor<4x64xbf16>
 // CHECK:         %[[L:.*]] = piper.sigmoid %[[S]] : tensor<4x64xbf16>
-// CHECK:         %[[W:.*]] = piper.swiglu %[[L]], %[[U]] : tensor<4x64xbf16>
+// CHECK:         %[[T:.*]] = piper.tanh %[[L]] : tensor<4x64xbf16>
+// CHECK:         %[[W:.*]] = piper.swiglu %[[T]], %[[U]] : tensor<4x64xbf16>
 // CHECK:         %[[P:.*]] = piper.softmax %[[W]] : tensor<4x64xbf16>
 // CHECK:         return %[[P]]
 func.func @activations(%x: tensor<4x64xbf16>, %u: tensor<4x64xbf16>) -> tensor<4x64xbf16> {
@@ -97,7 +98,8 @@ func.func @activations(%x: tensor<4x64xbf16>, %u: tensor<4x64xbf16>) -> tensor<4
   %g = piper.gelu %r : tensor<4x64xbf16>
   %s = piper.silu %g : tensor<4x64xbf16>
   %l = piper.sigmoid %s : tensor<4x64xbf16>
-  %w = piper.swiglu %l, %u : tensor<4x64xbf16>
+  %t = piper.tanh %l : tensor<4x64xbf16>
+  %w = piper.swiglu %t, %u : tensor<4x64xbf16>
   %p = piper.softmax %w : tensor<4x64xbf16>
   return %p : tensor<4x64xbf16>
 }

@@ -165,6 +165,23 @@ func.func @sig(%w1: tensor<4x6xf64> {piper.param = #piper.param<"sig.w1", normal
   checkModel(kSigmoid, "sig");
 }
 
+// piper.tanh, added after sigmoid with its ODS definition and interface
+// methods only.
+TEST_F(InterpreterGradCheck, TanhFromItsElementwiseRule) {
+  static constexpr const char *kTanh = R"mlir(
+func.func @th(%w1: tensor<4x6xf64> {piper.param = #piper.param<"th.w1", normal(1.5)>},
+              %w2: tensor<6x3xf64> {piper.param = #piper.param<"th.w2", normal(1.0)>},
+              %x: tensor<5x4xf64>, %labels: tensor<5xi64>) -> tensor<f64> {
+  %h = piper.linear %x, %w1 : tensor<5x4xf64>, tensor<4x6xf64> -> tensor<5x6xf64>
+  %t = piper.tanh %h : tensor<5x6xf64>
+  %o = piper.linear %t, %w2 : tensor<5x6xf64>, tensor<6x3xf64> -> tensor<5x3xf64>
+  %l = piper.cross_entropy %o, %labels : tensor<5x3xf64>, tensor<5xi64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+)mlir";
+  checkModel(kTanh, "th");
+}
+
 // The model whose training losses test/Interpreter/train-mlp.mlir pins.
 // Checked at seed 1: with seed 0's step-1 data one ReLU pre-activation of
 // hidden unit 2 lies within 2h of its kink, so the h = 1e-3 difference

@@ -547,3 +547,32 @@ Value SigmoidOp::buildPartial(OpBuilder &b, Location loc, ValueRange x,
 
 // exp, add, divide, negate: the count OpCounts gives silu's sigmoid part.
 double SigmoidOp::getFlopsPerElement() { return 4.0; }
+
+//===----------------------------------------------------------------------===//
+// TanhOp
+//===----------------------------------------------------------------------===//
+
+double TanhOp::evaluateScalar(ArrayRef<double> x) { return std::tanh(x[0]); }
+
+double TanhOp::evaluatePartial(ArrayRef<double> x, unsigned) {
+  double t = std::tanh(x[0]);
+  return 1.0 - t * t;
+}
+
+Value TanhOp::buildScalar(OpBuilder &b, Location loc, ValueRange x) {
+  // math.tanh lowers to llvm.intr.tanh (libm's tanh on CPUs), the function
+  // the interpreter's std::tanh calls.
+  return math::TanhOp::create(b, loc, x[0]);
+}
+
+Value TanhOp::buildPartial(OpBuilder &b, Location loc, ValueRange x,
+                           unsigned) {
+  Value t = buildScalar(b, loc, x);
+  Value one = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(x[0].getType(), 1.0));
+  return arith::SubFOp::create(b, loc, one,
+                               arith::MulFOp::create(b, loc, t, t));
+}
+
+// As sigmoid: one transcendental (counted as an exp, 2 FLOPs) and two more.
+double TanhOp::getFlopsPerElement() { return 4.0; }

@@ -283,6 +283,28 @@ def Piper_SigmoidOp : Piper_UnaryOp<"sigmoid", [
   }];
 }
 
+def Piper_TanhOp : Piper_UnaryOp<"tanh", [
+    DeclareOpInterfaceMethods<Piper_ElementwiseOpInterface>,
+    Piper_DistributionRule<["getFlopsPerElement"]>]> {
+  let summary = "hyperbolic tangent";
+  let description = [{
+    `result = tanh(x)`, element by element (PyTorch's `torch.tanh`). Its
+    derivative is `1 - tanh(x)^2`.
+
+    Like `piper.sigmoid`, the op is its ODS definition and its interface
+    methods only; nothing else in the compiler names it.
+
+    Example:
+
+    ```mlir
+    %r = piper.tanh %x : tensor<4x16xf32>
+    ```
+
+    **Constraints:**
+    - `x` and the result have the same type.
+  }];
+}
+
 def Piper_SwigluOp : Piper_NNOp<"swiglu", [
     Piper_DistributionRule<["getFlopsPerElement"]>,
     AllTypesMatch<["gate", "up", "result"]>]> {
