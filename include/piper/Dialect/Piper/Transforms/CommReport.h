@@ -49,8 +49,13 @@ SmallVector<CommVolume> collectCommVolumes(Operation *root);
 /// Bytes of a statically shaped tensor of integers or floats, else 0.
 int64_t getTensorBytes(Type type);
 
-/// The parameter whose value `value` carries, looking through transfers
-/// and collectives (a ZeRO-3 gather), or null.
+/// The block argument whose value `value` carries, looking through
+/// transfers and collectives (a ZeRO-3 gather), or null if another op
+/// computes it.
+BlockArgument getCarriedArgument(Value value);
+
+/// The parameter whose value `value` carries (the ParamAttr of the step
+/// function's getCarriedArgument), or null.
 ParamAttr getCarriedParam(Value value);
 
 /// The parameter a gradient flowing into an update task belongs to: the
