@@ -92,7 +92,10 @@ BlockArgument mlir::piper::getCarriedArgument(Value value) {
 }
 
 ParamAttr mlir::piper::getCarriedParam(Value value) {
-  BlockArgument arg = getCarriedArgument(value);
+  return getArgumentParam(getCarriedArgument(value));
+}
+
+ParamAttr mlir::piper::getArgumentParam(BlockArgument arg) {
   if (!arg)
     return {};
   auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());

@@ -54,9 +54,13 @@ int64_t getTensorBytes(Type type);
 /// computes it.
 BlockArgument getCarriedArgument(Value value);
 
-/// The parameter whose value `value` carries (the ParamAttr of the step
-/// function's getCarriedArgument), or null.
+/// The parameter whose value `value` carries (getArgumentParam of its
+/// getCarriedArgument), or null.
 ParamAttr getCarriedParam(Value value);
+
+/// The parameter attribute of function argument `arg`, or null (also for a
+/// null `arg` or a block argument not of a function).
+ParamAttr getArgumentParam(BlockArgument arg);
 
 /// The parameter a gradient flowing into an update task belongs to: the
 /// `param` operand of the optimizer op that consumes it in the body, or
