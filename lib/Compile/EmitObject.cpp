@@ -81,9 +81,13 @@ std::unique_ptr<llvm::Module> translate(ModuleOp module,
   return llvmModule;
 }
 
-} // namespace
-
-LogicalResult mlir::piper::emitLLVMIR(ModuleOp module, llvm::raw_ostream &os) {
+/// Translates `module` for the host and hands the LLVM module and the
+/// target machine to `use` (both live only for the call); reports a missing
+/// host target or a failed translation at `module`.
+LogicalResult withHostModule(
+    ModuleOp module,
+    llvm::function_ref<LogicalResult(llvm::Module &, llvm::TargetMachine &)>
+        use) {
   std::string error;
   std::unique_ptr<llvm::TargetMachine> machine = hostMachine(error);
   if (!machine)
@@ -93,32 +97,37 @@ LogicalResult mlir::piper::emitLLVMIR(ModuleOp module, llvm::raw_ostream &os) {
       translate(module, context, *machine);
   if (!llvmModule)
     return module.emitError() << "translation to LLVM IR failed";
-  llvmModule->print(os, nullptr);
-  return success();
+  return use(*llvmModule, *machine);
+}
+
+} // namespace
+
+LogicalResult mlir::piper::emitLLVMIR(ModuleOp module, llvm::raw_ostream &os) {
+  return withHostModule(module,
+                        [&](llvm::Module &llvmModule, llvm::TargetMachine &) {
+                          llvmModule.print(os, nullptr);
+                          return success();
+                        });
 }
 
 LogicalResult mlir::piper::emitObjectFile(ModuleOp module,
                                           const std::string &objectPath) {
-  std::string error;
-  std::unique_ptr<llvm::TargetMachine> machine = hostMachine(error);
-  if (!machine)
-    return module.emitError() << "no host target: " << error;
-  llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translate(module, context, *machine);
-  if (!llvmModule)
-    return module.emitError() << "translation to LLVM IR failed";
-  std::error_code ec;
-  llvm::raw_fd_ostream out(objectPath, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return module.emitError()
-           << "cannot write " << objectPath << ": " << ec.message();
-  llvm::legacy::PassManager pm;
-  if (machine->addPassesToEmitFile(pm, out, nullptr,
-                                   llvm::CodeGenFileType::ObjectFile))
-    return module.emitError() << "the host target cannot emit objects";
-  pm.run(*llvmModule);
-  return success();
+  return withHostModule(
+      module,
+      [&](llvm::Module &llvmModule,
+          llvm::TargetMachine &machine) -> LogicalResult {
+        std::error_code ec;
+        llvm::raw_fd_ostream out(objectPath, ec, llvm::sys::fs::OF_None);
+        if (ec)
+          return module.emitError()
+                 << "cannot write " << objectPath << ": " << ec.message();
+        llvm::legacy::PassManager pm;
+        if (machine.addPassesToEmitFile(pm, out, nullptr,
+                                        llvm::CodeGenFileType::ObjectFile))
+          return module.emitError() << "the host target cannot emit objects";
+        pm.run(llvmModule);
+        return success();
+      });
 }
 
 LogicalResult mlir::piper::linkSharedObject(const std::string &objectPath,

@@ -8,6 +8,7 @@
 
 #include "LocalBodies.h"
 #include "CommCalls.h"
+#include "MeshGroups.h"
 
 #include "piper/Conversion/ReplicaLayout.h"
 #include "piper/Dialect/Piper/IR/PiperDistributionRule.h"
@@ -16,17 +17,6 @@ using namespace mlir;
 using namespace mlir::piper;
 
 namespace {
-
-/// The product of the sizes of `axes` of `mesh`.
-int64_t groupSize(ArrayAttr axes, MeshOp mesh) {
-  int64_t size = 1;
-  for (MeshAxisAttr axis : mesh.getAxisList())
-    if (llvm::any_of(axes, [&](Attribute a) {
-          return cast<StringAttr>(a).getValue() == axis.getName();
-        }))
-      size *= axis.getSize();
-  return size;
-}
 
 /// [E, C, ...] to [E / n, n C, ...]; null if E does not divide.
 RankedTensorType expertSide(RankedTensorType type, int64_t n) {
@@ -181,7 +171,7 @@ LogicalResult Retyper::lowerCollective(CollectiveOp op) {
     return success();
   }
   auto tokenSide = cast<RankedTensorType>(original.lookup(op.getResult()));
-  int64_t members = groupSize(op.getAxes(), mesh);
+  int64_t members = meshGroupSize(op.getAxes(), mesh);
   RankedTensorType experts = expertSide(tokenSide, members);
   if (!experts)
     return error(op) << "cannot lower '" << op.getName() << "': its buffer "

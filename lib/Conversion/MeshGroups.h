@@ -9,8 +9,7 @@
 // The devices that differ only on some axes of a mesh form a group (a
 // collective's communicator, a ZeRO group, the parts of a split tensor); its
 // size is the product of those axes' sizes. One definition for the lowering
-// (ReplicaLayout.cpp and LocalBodies.cpp still keep private copies, to be
-// switched to this one).
+// (ReplicaLayout.cpp, LocalBodies.cpp, ProgramComm.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/Conversion/ReplicaLayout.h"
+#include "MeshGroups.h"
 
 #include "piper/Dialect/Piper/IR/PiperAttrs.h"
 
@@ -18,14 +19,6 @@ using namespace mlir;
 using namespace mlir::piper;
 
 namespace {
-
-int64_t groupSize(ArrayRef<std::string> axes, MeshOp mesh) {
-  int64_t size = 1;
-  for (MeshAxisAttr axis : mesh.getAxisList())
-    if (llvm::is_contained(axes, axis.getName().str()))
-      size *= axis.getSize();
-  return size;
-}
 
 Type flatType(Type global, const FlatShard &shard) {
   auto type = cast<RankedTensorType>(global);
@@ -58,7 +51,7 @@ std::optional<TensorSplit> splitOf(PlacementAttr placement, Type type,
     DimSplit d;
     d.dim = dim;
     d.axes = inMeshOrder(names, mesh);
-    d.parts = groupSize(d.axes, mesh);
+    d.parts = meshGroupSize(d.axes, mesh);
     if (d.parts > 1)
       split.dims.push_back(std::move(d));
   }
@@ -83,7 +76,7 @@ mlir::piper::computeReplicaLayout(func::FuncOp step, MeshOp mesh,
                                   ArrayRef<std::string> batchAxes) {
   ReplicaLayout layout;
   layout.batchAxes.assign(batchAxes.begin(), batchAxes.end());
-  layout.batchReplicas = groupSize(batchAxes, mesh);
+  layout.batchReplicas = meshGroupSize(batchAxes, mesh);
 
   // Each ZeRO >= 1 parameter's shard over its replicated axes.
   struct Zero {
@@ -115,7 +108,7 @@ mlir::piper::computeReplicaLayout(func::FuncOp step, MeshOp mesh,
       axes.insert(cast<StringAttr>(a).str());
     FlatShard shard;
     shard.axes = inMeshOrder(axes, mesh);
-    shard.members = groupSize(shard.axes, mesh);
+    shard.members = meshGroupSize(shard.axes, mesh);
     if (shard.members == 1)
       continue;
     if (splitOfParam.count(param.getName())) {

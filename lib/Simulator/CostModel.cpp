@@ -18,22 +18,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/Simulator/CostModel.h"
+#include "FormatNumber.h"
 
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 using namespace piper::sim;
-
-namespace {
-std::string format(const char *spec, double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), spec, x);
-  return buf;
-}
-} // namespace
 
 double piper::sim::matrixPeak(Precision precision, const DeviceSpec &device) {
   switch (precision) {
@@ -198,7 +190,7 @@ std::optional<Calibration> piper::sim::parseCalibration(const std::string &text,
                                               : x > 0 && x <= 1;
       if (!ok) {
         error = "'parameters." + inner + "' is out of range (" +
-                format("%g", x) + ")";
+                formatNumber("%g", x) + ")";
         return std::nullopt;
       }
       if (inner == "compute_efficiency")

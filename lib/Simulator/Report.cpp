@@ -16,27 +16,24 @@
 
 #include "piper/Simulator/Simulate.h"
 
+#include "FormatNumber.h"
+
 #include "llvm/ADT/StringSwitch.h"
 
-#include <cstdio>
 #include <set>
 
 using namespace mlir;
 using namespace mlir::piper;
+using ::piper::sim::formatNumber;
 
 namespace {
 
-std::string fmt(const char *format, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), format, x);
-  return buf;
-}
-
-std::string num(double x) { return fmt("%.6g", x); }
+std::string num(double x) { return formatNumber("%.6g", x); }
 
 /// A duration: milliseconds under the model, plain units at unit costs.
 std::string duration(const SimulationReport &r, double seconds) {
-  return r.unitCosts ? fmt("%.6g", seconds) : fmt("%.3f", seconds * 1e3);
+  return r.unitCosts ? formatNumber("%.6g", seconds)
+                     : formatNumber("%.3f", seconds * 1e3);
 }
 
 std::string pad(std::string s, size_t width, bool right = false) {
@@ -98,14 +95,14 @@ std::string mlir::piper::renderSummary(const SimulationReport &r) {
            r.deviceDescription + " (" + r.device + "), model costs\n";
   out += "mesh: " + r.mesh + "\n";
   out += "step time " + duration(r, r.stepTime) + unit + ", bubble " +
-         fmt("%.1f", 100 * r.bubbleFraction) + "%, communication exposed " +
-         duration(r, r.exposedComm) + unit + " and hidden " +
-         duration(r, r.hiddenComm) + unit + " per device\n";
+         formatNumber("%.1f", 100 * r.bubbleFraction) +
+         "%, communication exposed " + duration(r, r.exposedComm) + unit +
+         " and hidden " + duration(r, r.hiddenComm) + unit + " per device\n";
   if (!r.unitCosts)
-    out += "throughput " + fmt("%.0f", r.tokensPerSecond) + " tokens/s (" +
-           fmt("%.0f", r.tokensPerStep) + " tokens/step), " +
-           fmt("%.4g", r.flopsPerStep) + " FLOP/step, MFU " +
-           fmt("%.1f", 100 * r.mfu) + "%\n";
+    out += "throughput " + formatNumber("%.0f", r.tokensPerSecond) +
+           " tokens/s (" + formatNumber("%.0f", r.tokensPerStep) +
+           " tokens/step), " + formatNumber("%.4g", r.flopsPerStep) +
+           " FLOP/step, MFU " + formatNumber("%.1f", 100 * r.mfu) + "%\n";
   size_t w = 8;
   for (const DeviceSummary &d : r.devices)
     w = std::max(w, d.program.size() + 2);
@@ -118,8 +115,9 @@ std::string mlir::piper::renderSummary(const SimulationReport &r) {
          pad("peak MiB", 10, true) + "\n";
   for (const DeviceSummary &d : r.devices) {
     std::string memory =
-        d.peakMemory < 0 ? "-"
-                         : fmt("%.1f", double(d.peakMemory) / (1024.0 * 1024));
+        d.peakMemory < 0
+            ? "-"
+            : formatNumber("%.1f", double(d.peakMemory) / (1024.0 * 1024));
     if (d.peakMemory > r.memoryCapacity && !r.unitCosts)
       memory += "!";
     out += pad(d.program, w) + pad(d.role, rw) +
@@ -127,8 +125,9 @@ std::string mlir::piper::renderSummary(const SimulationReport &r) {
            pad(duration(r, d.comm), 14, true) +
            pad(duration(r, d.exposedComm), 14, true) +
            pad(duration(r, d.idle), 14, true) +
-           pad(fmt("%.1f%%", r.stepTime > 0 ? 100 * d.idle / r.stepTime : 0), 8,
-               true) +
+           pad(formatNumber("%.1f%%",
+                            r.stepTime > 0 ? 100 * d.idle / r.stepTime : 0),
+               8, true) +
            pad(memory, 10, true) + "\n";
   }
   return out;

@@ -338,14 +338,8 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
   };
 
   // A parameter split over an axis cannot also be replicated over it.
-  auto paramOf = [](Value value) -> ParamAttr {
-    auto arg = dyn_cast<BlockArgument>(value);
-    if (!arg)
-      return {};
-    auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
-    return fn ? fn.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
-                                               PiperDialect::getParamAttrName())
-              : ParamAttr();
+  auto paramOf = [](Value value) {
+    return getArgumentParam(dyn_cast<BlockArgument>(value));
   };
   for (TaskOp task : tasks)
     for (OpOperand &use : task->getOpOperands())

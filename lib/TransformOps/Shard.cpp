@@ -17,6 +17,7 @@
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/IR/PiperDistributionRule.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
+#include "piper/Dialect/Piper/Transforms/CommReport.h"
 #include "piper/TransformOps/PiperTransformOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -92,23 +93,10 @@ struct Param {
 /// The parameter `value` (an operand of a DAG node) carries, looking through
 /// transfers and ZeRO-3 gathers.
 std::optional<Param> paramOf(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (auto transfer = dyn_cast<TransferOp>(def))
-      value = transfer.getValue();
-    else if (auto collective = dyn_cast<CollectiveOp>(def))
-      value = collective.getValue();
-    else
-      return std::nullopt;
-  }
-  auto arg = cast<BlockArgument>(value);
-  auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
-  if (!fn)
-    return std::nullopt;
-  auto attr = fn.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
-                                             PiperDialect::getParamAttrName());
+  ParamAttr attr = getCarriedParam(value);
   if (!attr)
     return std::nullopt;
-  return Param{arg, attr};
+  return Param{getCarriedArgument(value), attr};
 }
 
 /// What the directive works on: each distinct body once, with one task that

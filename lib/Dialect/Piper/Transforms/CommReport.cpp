@@ -79,7 +79,7 @@ int64_t mlir::piper::getTensorBytes(Type type) {
          llvm::divideCeil(tensor.getElementType().getIntOrFloatBitWidth(), 8);
 }
 
-ParamAttr mlir::piper::getCarriedParam(Value value) {
+BlockArgument mlir::piper::getCarriedArgument(Value value) {
   while (Operation *def = value.getDefiningOp()) {
     if (auto transfer = dyn_cast<TransferOp>(def))
       value = transfer.getValue();
@@ -88,7 +88,16 @@ ParamAttr mlir::piper::getCarriedParam(Value value) {
     else
       return {};
   }
-  auto arg = cast<BlockArgument>(value);
+  return cast<BlockArgument>(value);
+}
+
+ParamAttr mlir::piper::getCarriedParam(Value value) {
+  return getArgumentParam(getCarriedArgument(value));
+}
+
+ParamAttr mlir::piper::getArgumentParam(BlockArgument arg) {
+  if (!arg)
+    return {};
   auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
   return fn ? fn.getArgAttrOfType<ParamAttr>(arg.getArgNumber(),
                                              PiperDialect::getParamAttrName())

@@ -49,9 +49,18 @@ SmallVector<CommVolume> collectCommVolumes(Operation *root);
 /// Bytes of a statically shaped tensor of integers or floats, else 0.
 int64_t getTensorBytes(Type type);
 
-/// The parameter whose value `value` carries, looking through transfers
-/// and collectives (a ZeRO-3 gather), or null.
+/// The block argument whose value `value` carries, looking through
+/// transfers and collectives (a ZeRO-3 gather), or null if another op
+/// computes it.
+BlockArgument getCarriedArgument(Value value);
+
+/// The parameter whose value `value` carries (getArgumentParam of its
+/// getCarriedArgument), or null.
 ParamAttr getCarriedParam(Value value);
+
+/// The parameter attribute of function argument `arg`, or null (also for a
+/// null `arg` or a block argument not of a function).
+ParamAttr getArgumentParam(BlockArgument arg);
 
 /// The parameter a gradient flowing into an update task belongs to: the
 /// `param` operand of the optimizer op that consumes it in the body, or
