@@ -51,6 +51,9 @@ struct ElementwiseForward
   matchAndRewrite(ElementwiseOpInterface op, ArrayRef<Value> operands,
                   ConversionPatternRewriter &rewriter) const override {
     Operation *raw = op.getOperation();
+    // Native kernels run in f32 and f64, whichever way they are built.
+    if (failed(kernelFloatType(raw, /*report=*/true)))
+      return failure();
     if (raw->getNumResults() != 1 ||
         !allOfType(operands, raw->getResult(0).getType()))
       return op->emitError() << "the native lowering of an elementwise op "
@@ -80,6 +83,8 @@ struct ElementwiseVJP : OpConversionPattern<VJPOp> {
         ElementwiseOpInterface::lookupElementwise(op.getOp(), getContext());
     if (!rule)
       return rewriter.notifyMatchFailure(op, "not an elementwise rule");
+    if (failed(kernelFloatType(op, /*report=*/true)))
+      return failure();
     ValueRange primals = adaptor.getPrimals();
     if (adaptor.getCotangents().size() != 1 || primals.empty())
       return op.emitError() << "piper.vjp of " << op.getOp()

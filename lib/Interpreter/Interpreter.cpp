@@ -778,9 +778,6 @@ LogicalResult Executor::executeVJP(VJPOp op,
 LogicalResult Executor::vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient) {
   Operation &raw = *op.getOperation();
   StringRef name = op.getOp();
-  if (const ElementwiseOpInterface::Concept *rule =
-          ElementwiseOpInterface::lookupElementwise(name, op.getContext()))
-    return vjpElementwise(op, wrt, *rule, gradient);
   StringRef mnemonic = name;
   mnemonic.consume_front("piper.");
   OperandRange primals = op.getPrimals();
@@ -800,6 +797,13 @@ LogicalResult Executor::vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient) {
       {"reshape", "F"},     {"transpose", "F"},     {"router", "FF"},
       {"dispatch", "FI"},   {"expert_ffn", "FFFF"}, {"combine", "FFI"}};
   StringRef signature = signatures.lookup(mnemonic);
+  // Ops with a reference VJP keep it (the interpreter is the reference the
+  // native rules are checked against); others are evaluated from their
+  // ElementwiseOpInterface rule.
+  if (signature.empty())
+    if (const ElementwiseOpInterface::Concept *rule =
+            ElementwiseOpInterface::lookupElementwise(name, op.getContext()))
+      return vjpElementwise(op, wrt, *rule, gradient);
   size_t expected = signature.size();
   // linear takes an optional bias.
   bool arityOk = primals.size() == expected ||

@@ -89,8 +89,8 @@ def ConvertToKernelsPass : Pass<"piper-convert-to-kernels",
     AdamW step count) become elementwise `linalg.generic`; 2-D `matmul` and
     `linear` (leading dims of `x` collapsed) become `linalg.fill` +
     `linalg.matmul` (+ a broadcast bias add); an op with an
-    `ElementwiseOpInterface` (e.g. `piper.sigmoid`) and its `piper.vjp`
-    become `linalg.generic`s whose payload is the interface's scalar rule
+    `ElementwiseOpInterface` (`relu`, `gelu`, `silu`, `swiglu`, `sigmoid`,
+    `tanh`) and its `piper.vjp` become `linalg.generic`s whose payload is the interface's scalar rule
     (`buildScalar`, `dy * buildPartial`); every other NN op, every
     `piper.vjp` and the optimizer updates become a call of the C-ABI kernel
     library `piper_k_<op>_<t>` (`piper_k_vjp_<op>_<wrt>_<t>`; Kernels.h):

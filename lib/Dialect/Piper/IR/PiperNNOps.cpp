@@ -17,8 +17,6 @@
 
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/Format.h"
@@ -510,69 +508,3 @@ LogicalResult CombineOp::verify() {
   return verifyResultType(*this, "result", getType(),
                           {tokens.size(), y.getDimSize(2)}, y.getElementType());
 }
-
-//===----------------------------------------------------------------------===//
-// SigmoidOp
-//===----------------------------------------------------------------------===//
-
-namespace {
-double sigmoidValue(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-} // namespace
-
-double SigmoidOp::evaluateScalar(ArrayRef<double> x) {
-  return sigmoidValue(x[0]);
-}
-
-double SigmoidOp::evaluatePartial(ArrayRef<double> x, unsigned) {
-  double s = sigmoidValue(x[0]);
-  return s * (1.0 - s);
-}
-
-Value SigmoidOp::buildScalar(OpBuilder &b, Location loc, ValueRange x) {
-  // 1 / (1 + exp(-x)): exp overflows to +inf for very negative x, giving 0.
-  Value one = arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(x[0].getType(), 1.0));
-  Value exp = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x[0]));
-  return arith::DivFOp::create(b, loc, one,
-                               arith::AddFOp::create(b, loc, one, exp));
-}
-
-Value SigmoidOp::buildPartial(OpBuilder &b, Location loc, ValueRange x,
-                              unsigned) {
-  Value s = buildScalar(b, loc, x);
-  Value one = arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(x[0].getType(), 1.0));
-  return arith::MulFOp::create(b, loc, s, arith::SubFOp::create(b, loc, one, s));
-}
-
-// exp, add, divide, negate: the count OpCounts gives silu's sigmoid part.
-double SigmoidOp::getFlopsPerElement() { return 4.0; }
-
-//===----------------------------------------------------------------------===//
-// TanhOp
-//===----------------------------------------------------------------------===//
-
-double TanhOp::evaluateScalar(ArrayRef<double> x) { return std::tanh(x[0]); }
-
-double TanhOp::evaluatePartial(ArrayRef<double> x, unsigned) {
-  double t = std::tanh(x[0]);
-  return 1.0 - t * t;
-}
-
-Value TanhOp::buildScalar(OpBuilder &b, Location loc, ValueRange x) {
-  // math.tanh lowers to llvm.intr.tanh (libm's tanh on CPUs), the function
-  // the interpreter's std::tanh calls.
-  return math::TanhOp::create(b, loc, x[0]);
-}
-
-Value TanhOp::buildPartial(OpBuilder &b, Location loc, ValueRange x,
-                           unsigned) {
-  Value t = buildScalar(b, loc, x);
-  Value one = arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(x[0].getType(), 1.0));
-  return arith::SubFOp::create(b, loc, one,
-                               arith::MulFOp::create(b, loc, t, t));
-}
-
-// As sigmoid: one transcendental (counted as an exp, 2 FLOPs) and two more.
-double TanhOp::getFlopsPerElement() { return 4.0; }

@@ -206,7 +206,9 @@ def Piper_MulOp : Piper_BinaryOp<"mul", [
 // Activations
 //===----------------------------------------------------------------------===//
 
-def Piper_ReluOp : Piper_UnaryOp<"relu", [Piper_DistributionRule<>]> {
+def Piper_ReluOp : Piper_UnaryOp<"relu", [
+    DeclareOpInterfaceMethods<Piper_ElementwiseOpInterface>,
+    Piper_DistributionRule<>]> {
   let summary = "rectified linear unit";
   let description = [{
     `result = max(x, 0)`, element by element.
@@ -223,6 +225,7 @@ def Piper_ReluOp : Piper_UnaryOp<"relu", [Piper_DistributionRule<>]> {
 }
 
 def Piper_GeluOp : Piper_UnaryOp<"gelu", [
+    DeclareOpInterfaceMethods<Piper_ElementwiseOpInterface>,
     Piper_DistributionRule<["getFlopsPerElement"]>]> {
   let summary = "Gaussian error linear unit, tanh approximation";
   let description = [{
@@ -242,6 +245,7 @@ def Piper_GeluOp : Piper_UnaryOp<"gelu", [
 }
 
 def Piper_SiluOp : Piper_UnaryOp<"silu", [
+    DeclareOpInterfaceMethods<Piper_ElementwiseOpInterface>,
     Piper_DistributionRule<["getFlopsPerElement"]>]> {
   let summary = "sigmoid linear unit (swish)";
   let description = [{
@@ -306,6 +310,7 @@ def Piper_TanhOp : Piper_UnaryOp<"tanh", [
 }
 
 def Piper_SwigluOp : Piper_NNOp<"swiglu", [
+    DeclareOpInterfaceMethods<Piper_ElementwiseOpInterface>,
     Piper_DistributionRule<["getFlopsPerElement"]>,
     AllTypesMatch<["gate", "up", "result"]>]> {
   let summary = "SwiGLU gate: silu(gate) * up";
