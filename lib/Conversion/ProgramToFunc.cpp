@@ -166,7 +166,7 @@ struct ProgramPattern : ProgramOpPattern<ProgramOp> {
     SmallVector<Value> returned;
     for (int64_t index : lowering.outputIndices)
       for (auto output : entry->getOps<OutputOp>())
-        if (output.getIndex() == index) {
+        if (static_cast<int64_t>(output.getIndex()) == index) {
           returned.push_back(output.getValue());
           break;
         }
