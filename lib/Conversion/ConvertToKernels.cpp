@@ -107,19 +107,14 @@ Value scalarBody(OpBuilder &b, Location loc, ValueRange a, FloatType elt) {
     return arith::AddFOp::create(b, loc, a[0], a[1]);
   else if constexpr (std::is_same_v<OpTy, SubOp>)
     return arith::SubFOp::create(b, loc, a[0], a[1]);
-  else if constexpr (std::is_same_v<OpTy, MulOp>)
-    return arith::MulFOp::create(b, loc, a[0], a[1]);
   else {
-    static_assert(std::is_same_v<OpTy, ReluOp>);
-    // x > 0 ? x : 0, the reference's rule (the derivative's too).
-    Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, 0));
-    Value pos =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, a[0], zero);
-    return arith::SelectOp::create(b, loc, pos, a[0], zero);
+    static_assert(std::is_same_v<OpTy, MulOp>);
+    return arith::MulFOp::create(b, loc, a[0], a[1]);
   }
 }
 
-/// add/sub/mul/relu -> an elementwise linalg.generic.
+/// add/sub/mul -> an elementwise linalg.generic (the activations, which
+/// have an ElementwiseOpInterface, lower from it: ElementwiseToLinalg.cpp).
 template <typename OpTy>
 struct ElementwiseToLinalg : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
@@ -238,7 +233,7 @@ void mlir::piper::populateConvertToKernelsPatterns(
   MLIRContext *context = patterns.getContext();
   patterns.add<InlineAnnotate, ElementwiseToLinalg<AddOp>,
                ElementwiseToLinalg<SubOp>, ElementwiseToLinalg<MulOp>,
-               ElementwiseToLinalg<ReluOp>, AddIToLinalg, LinearToLinalg,
+               AddIToLinalg, LinearToLinalg,
                MatmulToLinalg, RejectUnsupported>(context);
   populateElementwiseToLinalgPatterns(patterns);
   populateKernelCallPatterns(patterns);

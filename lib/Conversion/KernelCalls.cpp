@@ -37,10 +37,10 @@ template <typename... Ops> struct OpList {
   }
 };
 using KernelOps =
-    OpList<MatmulOp, LinearOp, GeluOp, SiluOp, SwigluOp, SoftmaxOp, RmsNormOp,
-           LayerNormOp, AttentionOp, EmbeddingOp, CrossEntropyOp, ReshapeOp,
-           TransposeOp, RouterOp, DispatchOp, ExpertFfnOp, CombineOp,
-           SgdUpdateOp, AdamWUpdateOp>;
+    OpList<MatmulOp, LinearOp, SoftmaxOp, RmsNormOp, LayerNormOp,
+           AttentionOp, EmbeddingOp, CrossEntropyOp, ReshapeOp, TransposeOp,
+           RouterOp, DispatchOp, ExpertFfnOp, CombineOp, SgdUpdateOp,
+           AdamWUpdateOp>;
 
 StringRef suffix(FloatType t) { return t.isF32() ? "f32" : "f64"; }
 
@@ -173,12 +173,14 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
     FailureOr<SmallVector<Value>> scalars = vjpScalars(op, mnemonic, rewriter);
     if (failed(scalars))
       return failure();
+    // The ops whose VJP is a kernel call (elementwise ops' VJPs are
+    // generated from their ElementwiseOpInterface; add, sub and mul
+    // differentiate into piper ops).
     static const llvm::StringSet<> known = {
-        "matmul",  "linear",    "add",       "sub",       "mul",
-        "relu",    "gelu",      "silu",      "swiglu",    "softmax",
-        "rmsnorm", "layernorm", "attention", "embedding", "cross_entropy",
-        "reshape", "transpose", "router",    "dispatch",  "expert_ffn",
-        "combine"};
+        "matmul",    "linear",        "softmax",   "rmsnorm",
+        "layernorm", "attention",     "embedding", "cross_entropy",
+        "reshape",   "transpose",     "router",    "dispatch",
+        "expert_ffn", "combine"};
     if (!known.contains(mnemonic))
       return op.emitError()
              << "no kernel for the VJP of '" << op.getOp() << "'";
@@ -203,7 +205,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
 
 bool mlir::piper::hasKernelPattern(Operation *op) {
   return KernelOps::contains(op) ||
-         isa<AnnotateOp, VJPOp, AddOp, SubOp, MulOp, ReluOp>(op);
+         isa<AnnotateOp, VJPOp, AddOp, SubOp, MulOp, ElementwiseOpInterface>(
+             op);
 }
 
 void mlir::piper::populateKernelCallPatterns(RewritePatternSet &patterns) {

@@ -70,16 +70,9 @@ template <typename T> void linearBiasK(MemRef x, MemRef w, MemRef b, MemRef o) {
 }
 
 using Unary = ref::Status (*)(const ref::Tensor &, ref::Tensor &);
-using Binary = ref::Status (*)(const ref::Tensor &, const ref::Tensor &,
-                               ref::Tensor &);
 template <typename T, Unary F> void unaryK(const char *op, MemRef x, MemRef o) {
   ref::Tensor r;
   Io<T>::out(op, F(Io<T>::in(x), r), r, o);
-}
-template <typename T, Binary F>
-void binaryK(const char *op, MemRef a, MemRef b, MemRef o) {
-  ref::Tensor r;
-  Io<T>::out(op, F(Io<T>::in(a), Io<T>::in(b), r), r, o);
 }
 
 template <typename T> void rmsnormK(MemRef x, MemRef w, MemRef o, double eps) {
@@ -182,16 +175,6 @@ void vjpLinearK(int wrt, MemRef x, MemRef w, MemRef dy, MemRef o) {
   Io<T>::out("vjp linear", s, g, o);
 }
 
-using BinaryBwd = ref::Status (*)(const ref::Tensor &, const ref::Tensor &,
-                                  const ref::Tensor &, ref::Tensor &,
-                                  ref::Tensor &);
-template <typename T, BinaryBwd F>
-void vjpBinaryK(const char *op, int wrt, MemRef a, MemRef b, MemRef dy,
-                MemRef o) {
-  ref::Tensor dA, dB;
-  ref::Status s = F(Io<T>::in(a), Io<T>::in(b), Io<T>::in(dy), dA, dB);
-  Io<T>::out(op, s, wrt == 0 ? dA : dB, o);
-}
 using UnaryBwd = ref::Status (*)(const ref::Tensor &, const ref::Tensor &,
                                  ref::Tensor &);
 template <typename T, UnaryBwd F>
@@ -328,23 +311,8 @@ PIPER_KERNEL(linear, (MR(x), MR(w), MR(o)), B)
 PIPER_KERNEL(linear_bias, (MR(x), MR(w), MR(b), MR(o)), B)
 #undef B
 #define UNARY(NAME, FN) PIPER_KERNEL(NAME, (MR(x), MR(o)), UNARY_BODY_##NAME)
-#define UNARY_BODY_gelu(T) unaryK<T, ref::gelu>("gelu", M(x), M(o))
-#define UNARY_BODY_silu(T) unaryK<T, ref::silu>("silu", M(x), M(o))
-#define UNARY_BODY_relu(T) unaryK<T, ref::relu>("relu", M(x), M(o))
 #define UNARY_BODY_softmax(T) unaryK<T, ref::softmax>("softmax", M(x), M(o))
-UNARY(gelu, ref::gelu)
-UNARY(silu, ref::silu)
-UNARY(relu, ref::relu)
 UNARY(softmax, ref::softmax)
-#define BINARY_BODY_add(T) binaryK<T, ref::add>("add", M(a), M(b), M(o))
-#define BINARY_BODY_sub(T) binaryK<T, ref::sub>("sub", M(a), M(b), M(o))
-#define BINARY_BODY_mul(T) binaryK<T, ref::mul>("mul", M(a), M(b), M(o))
-#define BINARY_BODY_swiglu(T)                                                  \
-  binaryK<T, ref::swiglu>("swiglu", M(a), M(b), M(o))
-PIPER_KERNEL(add, (MR(a), MR(b), MR(o)), BINARY_BODY_add)
-PIPER_KERNEL(sub, (MR(a), MR(b), MR(o)), BINARY_BODY_sub)
-PIPER_KERNEL(mul, (MR(a), MR(b), MR(o)), BINARY_BODY_mul)
-PIPER_KERNEL(swiglu, (MR(a), MR(b), MR(o)), BINARY_BODY_swiglu)
 #define B(T) rmsnormK<T>(M(x), M(w), M(o), eps)
 PIPER_KERNEL(rmsnorm, (MR(x), MR(w), MR(o), double eps), B)
 #undef B
@@ -393,22 +361,6 @@ PIPER_KERNEL(vjp_linear_0, (MR(x), MR(w), MR(dy), MR(o)), VJP_LINEAR_B0)
 PIPER_KERNEL(vjp_linear_1, (MR(x), MR(w), MR(dy), MR(o)), VJP_LINEAR_B1)
 PIPER_KERNEL(vjp_linear_2, (MR(x), MR(w), MR(dy), MR(o)), VJP_LINEAR_B2)
 
-#define VJP_BINARY(NAME, FN, W)                                                \
-  void piper_k_vjp_##NAME##_##W##_f32(MR(a), MR(b), MR(dy), MR(o)) {           \
-    vjpBinaryK<float, FN>("vjp " #NAME, W, M(a), M(b), M(dy), M(o));           \
-  }                                                                            \
-  void piper_k_vjp_##NAME##_##W##_f64(MR(a), MR(b), MR(dy), MR(o)) {           \
-    vjpBinaryK<double, FN>("vjp " #NAME, W, M(a), M(b), M(dy), M(o));          \
-  }
-VJP_BINARY(add, ref::addBackward, 0)
-VJP_BINARY(add, ref::addBackward, 1)
-VJP_BINARY(sub, ref::subBackward, 0)
-VJP_BINARY(sub, ref::subBackward, 1)
-VJP_BINARY(mul, ref::mulBackward, 0)
-VJP_BINARY(mul, ref::mulBackward, 1)
-VJP_BINARY(swiglu, ref::swigluBackward, 0)
-VJP_BINARY(swiglu, ref::swigluBackward, 1)
-
 #define VJP_UNARY(NAME, FN)                                                    \
   void piper_k_vjp_##NAME##_0_f32(MR(x), MR(dy), MR(o)) {                      \
     vjpUnaryK<float, FN>("vjp " #NAME, M(x), M(dy), M(o));                     \
@@ -416,9 +368,6 @@ VJP_BINARY(swiglu, ref::swigluBackward, 1)
   void piper_k_vjp_##NAME##_0_f64(MR(x), MR(dy), MR(o)) {                      \
     vjpUnaryK<double, FN>("vjp " #NAME, M(x), M(dy), M(o));                    \
   }
-VJP_UNARY(relu, ref::reluBackward)
-VJP_UNARY(gelu, ref::geluBackward)
-VJP_UNARY(silu, ref::siluBackward)
 VJP_UNARY(softmax, ref::softmaxBackward)
 
 #define VJP_RMS_B0(T) vjpRmsnormK<T>(0, M(x), M(w), M(dy), M(o), eps)

@@ -8,8 +8,10 @@
 //
 // The kernel library that native code produced by `--piper-lower-to-llvm`
 // calls for the piper ops whose semantics do not map cleanly onto linalg
-// (attention, norms, softmax, MoE routing, losses, every VJP, the optimizer
-// updates) and for GEMMs (OpenBLAS). Plain C++ with a C ABI and no MLIR or
+// yet (attention, norms, softmax, MoE routing, losses, their VJPs, the
+// optimizer updates) and for GEMMs (OpenBLAS). Elementwise ops (add, sub,
+// mul and the activations with an ElementwiseOpInterface) and their VJPs
+// have no kernel here: they lower to linalg.generic. Plain C++ with a C ABI and no MLIR or
 // LLVM: plan objects link it statically, and so will the MPI runtime.
 //
 // ABI. Every tensor operand and result is an *unranked* memref as MLIR's
