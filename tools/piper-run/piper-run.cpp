@@ -97,7 +97,8 @@ cl::opt<int64_t> killAtStep("kill-at-step",
                             cl::init(1), cl::Hidden, cl::cat(category));
 
 int fail(const std::string &message) {
-  llvm::errs() << "piper-run: " << message << "\n";
+  // One write: the ranks of a job share stderr.
+  llvm::errs() << ("piper-run: " + message + "\n");
   return 1;
 }
 
@@ -165,9 +166,12 @@ int main(int argc, char **argv) {
     for (int64_t j : role.outputs)
       pointers.push_back(results[j].descriptor.data());
     if (job.rank == killRank && s == killAtStep) {
-      llvm::errs() << "piper-run: rank " << job.rank << ": killed at step " << s
-                   << " (--kill-rank)\n";
+      // One write: other ranks print into the same file at the same time.
+      std::string line = "piper-run: rank " + std::to_string(job.rank) +
+                         ": killed at step " + std::to_string(s) +
+                         " (--kill-rank)\n";
       llvm::outs().flush();
+      llvm::errs() << line;
       llvm::errs().flush();
       std::raise(SIGKILL);
     }
@@ -191,9 +195,14 @@ int main(int argc, char **argv) {
     double loss = results[0].info ? results[0].floatAt(0) : 0.0;
     if (!job.meanLoss(lossRanks, loss, error))
       return fail(rankStep + error);
-    if (job.rank == 0)
-      llvm::outs() << "step " << s << " loss " << llvm::format("%.17g", loss)
-                   << "\n";
+    if (job.rank == 0) {
+      // One write per line, at once: other ranks' messages share the file.
+      std::string line;
+      llvm::raw_string_ostream(line)
+          << "step " << s << " loss " << llvm::format("%.17g", loss) << "\n";
+      llvm::outs() << line;
+      llvm::outs().flush();
+    }
     totalSeconds += seconds;
     if (showProgress && job.rank == 0) {
       double perStep = totalSeconds / static_cast<double>(s);
