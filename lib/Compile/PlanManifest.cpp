@@ -60,8 +60,8 @@ plan::Tensor tensorEntry(unsigned index, Type type,
                           it->second.chunk};
   if (auto it = splits.find(index); it != splits.end())
     for (const DimSplit &d : it->second.dims)
-      t.split.push_back(plan::Split{
-          d.dim, {d.axes.begin(), d.axes.end()}, d.parts});
+      t.split.push_back(
+          plan::Split{d.dim, {d.axes.begin(), d.axes.end()}, d.parts});
   return t;
 }
 
@@ -205,8 +205,8 @@ FailureOr<::piper::plan::Manifest> mlir::piper::buildPlanManifest(
   std::map<std::string, int64_t> paramArg, stateArg;
   for (BlockArgument arg : step.getArguments()) {
     unsigned i = arg.getArgNumber();
-    plan::Tensor entry = tensorEntry(i, arg.getType(), layout.argShards,
-                                     layout.argSplits);
+    plan::Tensor entry =
+        tensorEntry(i, arg.getType(), layout.argShards, layout.argSplits);
     auto it = byIndex.find(i);
     if (failed(describeArgument(step, i,
                                 it == byIndex.end() ? nullptr : it->second,

@@ -203,7 +203,8 @@ struct RejectUnsupported : ConversionPattern {
       return op->emitError()
              << "unsupported operation '" << op->getName()
              << "' in a chunk body: the native lowering handles piper NN "
-                "ops, piper.vjp, optimizer updates, arith, math, tensor and func ops";
+                "ops, piper.vjp, optimizer updates, arith, math, tensor and "
+                "func ops";
     // Ops with a pattern report their own errors.
     if (hasKernelPattern(op) || failed(kernelFloatType(op, /*report=*/true)))
       return failure();
@@ -233,19 +234,18 @@ void mlir::piper::populateConvertToKernelsPatterns(
   MLIRContext *context = patterns.getContext();
   patterns.add<InlineAnnotate, ElementwiseToLinalg<AddOp>,
                ElementwiseToLinalg<SubOp>, ElementwiseToLinalg<MulOp>,
-               AddIToLinalg, LinearToLinalg,
-               MatmulToLinalg, RejectUnsupported>(context);
+               AddIToLinalg, LinearToLinalg, MatmulToLinalg, RejectUnsupported>(
+      context);
   populateElementwiseToLinalgPatterns(patterns);
   populateKernelCallPatterns(patterns);
 }
 
 void mlir::piper::configureConvertToKernelsTarget(ConversionTarget &target) {
   target.addLegalOp<ModuleOp>();
-  target
-      .addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
-                       func::FuncDialect, linalg::LinalgDialect,
-                       math::MathDialect, memref::MemRefDialect,
-                       tensor::TensorDialect>();
+  target.addLegalDialect<arith::ArithDialect,
+                         bufferization::BufferizationDialect, func::FuncDialect,
+                         linalg::LinalgDialect, math::MathDialect,
+                         memref::MemRefDialect, tensor::TensorDialect>();
   target.addDynamicallyLegalOp<arith::AddIOp>(
       [](arith::AddIOp op) { return !isa<RankedTensorType>(op.getType()); });
   // Only function bodies are lowered (a module may still hold meshes).

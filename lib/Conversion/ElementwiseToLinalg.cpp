@@ -87,9 +87,9 @@ struct ElementwiseVJP : OpConversionPattern<VJPOp> {
       return failure();
     ValueRange primals = adaptor.getPrimals();
     if (adaptor.getCotangents().size() != 1 || primals.empty())
-      return op.emitError() << "piper.vjp of " << op.getOp()
-                            << ": expected 1 cotangent, got "
-                            << adaptor.getCotangents().size();
+      return op.emitError()
+             << "piper.vjp of " << op.getOp() << ": expected 1 cotangent, got "
+             << adaptor.getCotangents().size();
     Value dy = adaptor.getCotangents().front();
     if (!allOfType(primals, dy.getType()))
       return op.emitError() << "piper.vjp of " << op.getOp()
@@ -102,8 +102,7 @@ struct ElementwiseVJP : OpConversionPattern<VJPOp> {
       gradients.push_back(buildElementwise(
           rewriter, op.getLoc(), inputs, dy.getType(),
           [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-            Value partial =
-                rule->buildPartial(b, loc, args.drop_back(), wrt);
+            Value partial = rule->buildPartial(b, loc, args.drop_back(), wrt);
             return arith::MulFOp::create(b, loc, args.back(), partial);
           }));
     rewriter.replaceOp(op, gradients);

@@ -37,10 +37,9 @@ template <typename... Ops> struct OpList {
   }
 };
 using KernelOps =
-    OpList<MatmulOp, LinearOp, SoftmaxOp, RmsNormOp, LayerNormOp,
-           AttentionOp, EmbeddingOp, CrossEntropyOp, ReshapeOp, TransposeOp,
-           RouterOp, DispatchOp, ExpertFfnOp, CombineOp, SgdUpdateOp,
-           AdamWUpdateOp>;
+    OpList<MatmulOp, LinearOp, SoftmaxOp, RmsNormOp, LayerNormOp, AttentionOp,
+           EmbeddingOp, CrossEntropyOp, ReshapeOp, TransposeOp, RouterOp,
+           DispatchOp, ExpertFfnOp, CombineOp, SgdUpdateOp, AdamWUpdateOp>;
 
 StringRef suffix(FloatType t) { return t.isF32() ? "f32" : "f64"; }
 
@@ -177,10 +176,9 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
     // generated from their ElementwiseOpInterface; add, sub and mul
     // differentiate into piper ops).
     static const llvm::StringSet<> known = {
-        "matmul",    "linear",        "softmax",   "rmsnorm",
-        "layernorm", "attention",     "embedding", "cross_entropy",
-        "reshape",   "transpose",     "router",    "dispatch",
-        "expert_ffn", "combine"};
+        "matmul",    "linear",    "softmax",       "rmsnorm", "layernorm",
+        "attention", "embedding", "cross_entropy", "reshape", "transpose",
+        "router",    "dispatch",  "expert_ffn",    "combine"};
     if (!known.contains(mnemonic))
       return op.emitError()
              << "no kernel for the VJP of '" << op.getOp() << "'";

@@ -694,13 +694,12 @@ Executor::sameShapeTensors(Operation &op, ValueRange values, StringRef what) {
   for (auto [index, value] : llvm::enumerate(values)) {
     const ref::Tensor *t = getIfTensor(lookup(value));
     if (!t)
-      return op.emitError() << what << " #" << index
-                            << " must be a float tensor";
-    if (!tensors.empty() && t->shape != tensors.front()->shape)
       return op.emitError()
-             << what << " #" << index << " has shape "
-             << ref::shapeToString(t->shape) << ", expected "
-             << ref::shapeToString(tensors.front()->shape);
+             << what << " #" << index << " must be a float tensor";
+    if (!tensors.empty() && t->shape != tensors.front()->shape)
+      return op.emitError() << what << " #" << index << " has shape "
+                            << ref::shapeToString(t->shape) << ", expected "
+                            << ref::shapeToString(tensors.front()->shape);
     tensors.push_back(t);
   }
   return tensors;

@@ -15,8 +15,8 @@
 #ifndef PIPER_LIB_KERNELS_MEMREF_H
 #define PIPER_LIB_KERNELS_MEMREF_H
 
-#include "piper/Reference/Tensor.h"
 #include "piper-rt/plan_abi.h"
+#include "piper/Reference/Tensor.h"
 
 #include <cstdint>
 

@@ -11,8 +11,9 @@
 // yet (attention, norms, softmax, MoE routing, losses, their VJPs, the
 // optimizer updates) and for GEMMs (OpenBLAS). Elementwise ops (add, sub,
 // mul and the activations with an ElementwiseOpInterface) and their VJPs
-// have no kernel here: they lower to linalg.generic. Plain C++ with a C ABI and no MLIR or
-// LLVM: plan objects link it statically, and so will the MPI runtime.
+// have no kernel here: they lower to linalg.generic. Plain C++ with a C ABI and
+// no MLIR or LLVM: plan objects link it statically, and so will the MPI
+// runtime.
 //
 // ABI. Every tensor operand and result is an *unranked* memref as MLIR's
 // default calling convention passes it: two arguments, `int64_t rank` and

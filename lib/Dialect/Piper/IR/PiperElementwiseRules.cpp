@@ -78,8 +78,8 @@ struct ScalarBuilder {
   /// tanh(sqrt(2/pi) (x + 0.044715 x^3)).
   Value geluTanh(Value x) {
     Value cube = mul(mul(x, x), x);
-    Value inner = mul(constant(kGeluScale),
-                      add(x, mul(constant(kGeluCubic), cube)));
+    Value inner =
+        mul(constant(kGeluScale), add(x, mul(constant(kGeluCubic), cube)));
     return math::TanhOp::create(b, loc, inner);
   }
 };
@@ -108,8 +108,7 @@ Value ReluOp::buildScalar(OpBuilder &b, Location loc, ValueRange x) {
                                  s.constant(0.0));
 }
 
-Value ReluOp::buildPartial(OpBuilder &b, Location loc, ValueRange x,
-                           unsigned) {
+Value ReluOp::buildPartial(OpBuilder &b, Location loc, ValueRange x, unsigned) {
   ScalarBuilder s = scalars(b, loc, x);
   return arith::SelectOp::create(b, loc, s.positive(x[0]), s.constant(1.0),
                                  s.constant(0.0));
@@ -137,16 +136,15 @@ Value GeluOp::buildScalar(OpBuilder &b, Location loc, ValueRange x) {
   return s.mul(s.mul(s.constant(0.5), x[0]), s.add(s.constant(1.0), t));
 }
 
-Value GeluOp::buildPartial(OpBuilder &b, Location loc, ValueRange x,
-                           unsigned) {
+Value GeluOp::buildPartial(OpBuilder &b, Location loc, ValueRange x, unsigned) {
   // 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
   ScalarBuilder s = scalars(b, loc, x);
   Value v = x[0];
   Value t = s.geluTanh(v);
   Value half = s.constant(0.5), one = s.constant(1.0);
-  Value du = s.mul(s.constant(kGeluScale),
-                   s.add(one, s.mul(s.constant(3.0 * kGeluCubic),
-                                    s.mul(v, v))));
+  Value du =
+      s.mul(s.constant(kGeluScale),
+            s.add(one, s.mul(s.constant(3.0 * kGeluCubic), s.mul(v, v))));
   Value left = s.mul(half, s.add(one, t));
   Value right = s.mul(s.mul(s.mul(half, v), s.sub(one, s.mul(t, t))), du);
   return s.add(left, right);
@@ -168,8 +166,7 @@ Value SiluOp::buildScalar(OpBuilder &b, Location loc, ValueRange x) {
   return scalars(b, loc, x).silu(x[0]);
 }
 
-Value SiluOp::buildPartial(OpBuilder &b, Location loc, ValueRange x,
-                           unsigned) {
+Value SiluOp::buildPartial(OpBuilder &b, Location loc, ValueRange x, unsigned) {
   return scalars(b, loc, x).siluDerivative(x[0]);
 }
 
@@ -241,8 +238,7 @@ Value TanhOp::buildScalar(OpBuilder &b, Location loc, ValueRange x) {
   return math::TanhOp::create(b, loc, x[0]);
 }
 
-Value TanhOp::buildPartial(OpBuilder &b, Location loc, ValueRange x,
-                           unsigned) {
+Value TanhOp::buildPartial(OpBuilder &b, Location loc, ValueRange x, unsigned) {
   ScalarBuilder s = scalars(b, loc, x);
   Value t = buildScalar(b, loc, x);
   return s.sub(s.constant(1.0), s.mul(t, t));

@@ -41,10 +41,9 @@ bool isFloatTensor(Type type) {
 } // namespace
 
 /// `piper.vjp` for each needed operand, over the op's float results.
-LogicalResult mlir::piper::buildGenericVJP(Operation *op, OpBuilder &b,
-                              ArrayRef<Value> resultCotangents,
-                              ArrayRef<bool> needed,
-                              SmallVectorImpl<Value> &operandCotangents) {
+LogicalResult mlir::piper::buildGenericVJP(
+    Operation *op, OpBuilder &b, ArrayRef<Value> resultCotangents,
+    ArrayRef<bool> needed, SmallVectorImpl<Value> &operandCotangents) {
   SmallVector<Value> cotangents;
   for (auto [result, cotangent] :
        llvm::zip(op->getResults(), resultCotangents)) {

@@ -19,6 +19,8 @@
 
 #include "piper-rt/plan_abi.h"
 
+#include "SingletonContext.h"
+
 #include "gtest/gtest.h"
 
 #include <vector>
@@ -33,15 +35,9 @@ piper_plan_session session = nullptr;
 class RuntimeEnvironment : public ::testing::Environment {
 public:
   void SetUp() override {
-    ASSERT_EQ(piper_rt_init(nullptr, nullptr, &ctx), PIPER_RT_OK)
-        << piper_rt_last_error();
-    const char *names[] = {"dp"};
-    int64_t sizes[] = {1};
-    piper_rt_mesh mesh = nullptr;
-    ASSERT_EQ(piper_rt_mesh_create(1, names, sizes, &mesh), PIPER_RT_OK);
-    ASSERT_EQ(piper_rt_set_mesh(ctx, mesh), PIPER_RT_OK)
-        << piper_rt_last_error();
-    piper_rt_mesh_destroy(mesh);
+    piper::test::initSingletonContext(ctx);
+    if (::testing::Test::HasFatalFailure())
+      return;
     // Communicator #0 over dp on stream "grad"; program streams (compute,
     // grad).
     ASSERT_EQ(piper_plan_session_create(ctx, &session), PIPER_RT_OK)

@@ -16,6 +16,8 @@
 
 #include "piper-rt/piper_rt.h"
 
+#include "SingletonContext.h"
+
 #include "gtest/gtest.h"
 
 #include <cstdio>
@@ -32,15 +34,9 @@ piper_rt_context ctx = nullptr;
 class RuntimeEnvironment : public ::testing::Environment {
 public:
   void SetUp() override {
-    ASSERT_EQ(piper_rt_init(nullptr, nullptr, &ctx), PIPER_RT_OK)
-        << piper_rt_last_error();
-    const char *names[] = {"dp"};
-    int64_t sizes[] = {1};
-    piper_rt_mesh mesh = nullptr;
-    ASSERT_EQ(piper_rt_mesh_create(1, names, sizes, &mesh), PIPER_RT_OK);
-    ASSERT_EQ(piper_rt_set_mesh(ctx, mesh), PIPER_RT_OK)
-        << piper_rt_last_error();
-    piper_rt_mesh_destroy(mesh);
+    piper::test::initSingletonContext(ctx);
+    if (::testing::Test::HasFatalFailure())
+      return;
   }
   void TearDown() override {
     EXPECT_EQ(piper_rt_finalize(ctx), PIPER_RT_OK) << piper_rt_last_error();
