@@ -29,6 +29,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/bit.h"
+
+#include <cmath>
 
 #include <set>
 
@@ -46,11 +49,21 @@ std::optional<Precision> mlir::piper::parsePrecision(StringRef text) {
     return Precision::F64;
   if (text == "f32")
     return Precision::F32;
+  if (text == "bf16-mixed")
+    return Precision::BF16Mixed;
   return std::nullopt;
 }
 
 StringRef mlir::piper::stringifyPrecision(Precision precision) {
-  return precision == Precision::F64 ? "f64" : "f32";
+  switch (precision) {
+  case Precision::F64:
+    return "f64";
+  case Precision::F32:
+    return "f32";
+  case Precision::BF16Mixed:
+    return "bf16-mixed";
+  }
+  llvm_unreachable("unknown precision");
 }
 
 const ref::Shape &mlir::piper::getShape(const RuntimeValue &value) {
@@ -62,6 +75,37 @@ const ref::Shape &mlir::piper::getShape(const RuntimeValue &value) {
 void mlir::piper::roundToF32(ref::Tensor &t) {
   for (double &v : t.data)
     v = static_cast<double>(static_cast<float>(v));
+}
+
+float mlir::piper::roundF32ToBF16(float value) {
+  uint32_t bits = llvm::bit_cast<uint32_t>(value);
+  if (std::isnan(value))
+    return llvm::bit_cast<float>((bits | 0x00400000u) & 0xffff0000u);
+  // Round to nearest, ties to even, on the 16 bits that are dropped; a
+  // carry into the exponent is the correct rounding up (to infinity past
+  // bf16's largest finite value).
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return llvm::bit_cast<float>(bits & 0xffff0000u);
+}
+
+void mlir::piper::roundToBF16(ref::Tensor &t) {
+  for (double &v : t.data)
+    v = static_cast<double>(roundF32ToBF16(static_cast<float>(v)));
+}
+
+void mlir::piper::roundToStorage(ref::Tensor &t, Type declared,
+                                 Precision precision) {
+  if (precision == Precision::F64)
+    return;
+  if (precision == Precision::F32)
+    return roundToF32(t);
+  Type element = declared;
+  if (auto shaped = dyn_cast<ShapedType>(declared))
+    element = shaped.getElementType();
+  if (element.isF32())
+    roundToF32(t);
+  else if (element.isBF16())
+    roundToBF16(t);
 }
 
 namespace {
@@ -142,7 +186,8 @@ bool isForwardOp(Operation *op) {
   return isa<MatmulOp, LinearOp, AddOp, SubOp, MulOp, ReluOp, GeluOp, SiluOp,
              SwigluOp, SoftmaxOp, RmsNormOp, LayerNormOp, AttentionOp,
              EmbeddingOp, CrossEntropyOp, ReshapeOp, TransposeOp, RouterOp,
-             DispatchOp, ExpertFfnOp, CombineOp, ElementwiseOpInterface>(op);
+             DispatchOp, ExpertFfnOp, CombineOp, CastOp,
+             ElementwiseOpInterface>(op);
 }
 
 /// Checks one op of the function body for `create`.
@@ -319,9 +364,8 @@ Executor::runBlock(Block &block,
       if (failed(checkFits(op.getLoc(), prefix, "result #" + Twine(index),
                            value, result.getType())))
         return failure();
-      if (precision == Precision::F32)
-        if (auto *t = std::get_if<ref::Tensor>(&value))
-          roundToF32(*t);
+      if (auto *t = std::get_if<ref::Tensor>(&value))
+        roundToStorage(*t, result.getType(), precision);
       bind(result, std::move(value));
     }
   }
@@ -414,8 +458,7 @@ LogicalResult Executor::runDAG(DAGOp dag,
       double scale = accumulate.getScale().convertToDouble();
       for (double &x : sum.data)
         x *= scale;
-      if (precision == Precision::F32)
-        roundToF32(sum);
+      roundToStorage(sum, accumulate.getType(), precision);
       bind(accumulate.getResult(), std::move(sum));
     } else if (auto collective = dyn_cast<CollectiveOp>(nodes[i])) {
       // In the global view a value already stands for all its replicas:
@@ -574,6 +617,11 @@ LogicalResult Executor::execute(Operation &op,
           return ref::crossEntropy(tensor(o.getLogits()),
                                    indices(o.getLabels()), out);
         });
+      })
+      .Case([&](CastOp o) -> LogicalResult {
+        // The value itself; runBlock rounds it to the declared type.
+        results.push_back(tensor(o.getX()));
+        return success();
       })
       .Case([&](ReshapeOp o) {
         auto type = cast<RankedTensorType>(o.getType());
@@ -1044,9 +1092,8 @@ Interpreter::run(ArrayRef<RuntimeValue> args) const {
                          args[index], arg.getType())))
       return failure();
     RuntimeValue value = args[index];
-    if (precision == Precision::F32)
-      if (auto *t = std::get_if<ref::Tensor>(&value))
-        roundToF32(*t);
+    if (auto *t = std::get_if<ref::Tensor>(&value))
+      roundToStorage(*t, arg.getType(), precision);
     executor.bind(arg, std::move(value));
   }
   SmallVector<RuntimeValue> results;

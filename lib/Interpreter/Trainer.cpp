@@ -10,6 +10,7 @@
 
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/Autodiff.h"
+#include "piper/Dialect/Piper/Transforms/MixedPrecision.h"
 
 #include "mlir/IR/Verifier.h"
 
@@ -102,12 +103,27 @@ FailureOr<Trainer> Trainer::create(func::FuncOp model,
   // autodiff so that an unsupported op is reported as written.
   func::FuncOp forwardFn, gradientFn;
   OwningOpRef<ModuleOp> forwardModule = copyModel(model, forwardFn);
+  // bf16-mixed trains an f32 model as --piper-mixed-precision rewrites it;
+  // a model that already has its casts (or was differentiated after them)
+  // runs as written.
+  auto applyPolicy = [&](func::FuncOp fn) -> LogicalResult {
+    if (options.precision != Precision::BF16Mixed || isDifferentiated(fn) ||
+        hasPrecisionCasts(fn))
+      return success();
+    PrecisionPolicy policy;
+    policy.compute = FloatKind::BF16;
+    return applyPrecisionPolicy(fn, policy);
+  };
+  if (failed(applyPolicy(forwardFn)))
+    return failure();
   FailureOr<Interpreter> forward =
       Interpreter::create(forwardFn, options.precision);
   if (failed(forward))
     return failure();
 
   OwningOpRef<ModuleOp> gradientModule = copyModel(model, gradientFn);
+  if (failed(applyPolicy(gradientFn)))
+    return failure();
   if (!isDifferentiated(gradientFn)) {
     if (failed(differentiate(gradientFn)) || failed(verify(gradientFn)))
       return failure();
@@ -124,8 +140,8 @@ FailureOr<Trainer> Trainer::create(func::FuncOp model,
     FailureOr<ref::Tensor> value = initialParameter(model, arg, options.seed);
     if (failed(value))
       return failure();
-    if (options.precision == Precision::F32)
-      roundToF32(*value);
+    roundToStorage(*value, model.getArgument(arg.index).getType(),
+                   options.precision);
     TrainedParameter param;
     param.name = arg.param.getName().str();
     param.argIndex = arg.index;
@@ -242,9 +258,13 @@ FailureOr<StepResult> Trainer::step() {
                  forward.getFunction().getArgument(param.argIndex).getLoc())
              << "piper-interp: updating '" << param.name
              << "': " << status.message();
-    // Parameters of an f32 model are stored in f32.
-    if (options.precision == Precision::F32)
-      roundToF32(param.value);
+    // Parameters of an f32 model are stored in f32. Under bf16-mixed they
+    // are the f32 master weights, and so is the optimizer state.
+    Type type = forward.getFunction().getArgument(param.argIndex).getType();
+    roundToStorage(param.value, type, options.precision);
+    if (options.precision == Precision::BF16Mixed)
+      for (ref::Tensor *state : {&param.momentum, &param.adamM, &param.adamV})
+        roundToStorage(*state, type, options.precision);
   }
   stepsDone = number;
   return result;

@@ -84,8 +84,12 @@ cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (default 0.999)"),
 cl::opt<double> eps("eps", cl::desc("AdamW epsilon (default 1e-8)"),
                     cl::init(1e-8), cl::cat(category));
 cl::opt<std::string> precision("precision",
-                               cl::desc("f64 (default) or f32: round every "
-                                        "float result to f32"),
+                               cl::desc("f64 (default); f32: round every "
+                                        "float result to f32; bf16-mixed: "
+                                        "train the model as "
+                                        "--piper-mixed-precision rewrites "
+                                        "it, rounding every value to its "
+                                        "type"),
                                cl::init("f64"), cl::cat(category));
 cl::opt<bool> printGrads("print-grads",
                          cl::desc("After each step's loss, print every "
@@ -196,10 +200,10 @@ LogicalResult writeDump(llvm::raw_ostream &os, func::FuncOp fn,
         syntheticArgument(fn, arg, options.seed, result.step);
     if (failed(value))
       return failure();
-    // The interpreter rounds float arguments on entry in f32.
+    // The interpreter rounds float arguments on entry (f32, bf16-mixed).
     if (auto *t = std::get_if<ref::Tensor>(&*value))
-      if (options.precision == Precision::F32)
-        roundToF32(*t);
+      roundToStorage(*t, fn.getArgument(arg.index).getType(),
+                     options.precision);
     data.emplace_back(&arg, std::move(*value));
   }
 
@@ -269,7 +273,7 @@ int main(int argc, char **argv) {
   options.seed = seed;
   std::optional<Precision> parsedPrecision = parsePrecision(precision);
   if (!parsedPrecision)
-    return fail("unknown --precision '" + precision + "'; expected f64 or f32");
+    return fail("unknown --precision '" + precision + "'; expected f64, f32 or bf16-mixed");
   options.precision = *parsedPrecision;
   std::optional<OptimizerKind> parsedOptimizer = parseOptimizerKind(optimizer);
   if (!parsedOptimizer)

@@ -16,7 +16,9 @@
 // whatever the declared element type; integer-element tensors become index
 // tensors. In `Precision::F32` every float value is rounded to the nearest
 // f32 after each op and on entry, which models f32 storage (the arithmetic
-// inside one kernel still runs in f64).
+// inside one kernel still runs in f64). In `Precision::BF16Mixed` every
+// float value is rounded to its declared element type instead (bf16 through
+// f32), the reference of mixed-precision plans.
 //
 // Supported: every piper NN op, `piper.vjp` of those ops, `piper.annotate`
 // with `piper.yield` (the body runs inline), the optimizer updates
@@ -55,9 +57,15 @@ enum class Precision {
   F64,
   /// Every float value is rounded to f32 after each op and on entry.
   F32,
+  /// Every float value is rounded to its declared element type after each
+  /// op and on entry: bf16 values to f32 then bf16 (what a kernel computing
+  /// in f32 and storing bf16 does), f32 ones to f32, f64 ones not at all.
+  /// The reference of `--piper-mixed-precision` plans
+  /// (docs/MixedPrecision.md).
+  BF16Mixed,
 };
 
-/// "f64" or "f32" to a Precision; nullopt for anything else.
+/// "f64", "f32" or "bf16-mixed" to a Precision; nullopt for anything else.
 std::optional<Precision> parsePrecision(StringRef text);
 /// The spelling parsePrecision reads.
 StringRef stringifyPrecision(Precision precision);
@@ -80,6 +88,19 @@ const ref::Shape &getShape(const RuntimeValue &value);
 /// Rounds every element of `t` to the nearest f32 (round to nearest even);
 /// values beyond f32's range become infinities, as a cast would make them.
 void roundToF32(ref::Tensor &t);
+
+/// `value` rounded to the nearest bf16 (ties to even), as a float; NaN
+/// stays NaN, values past bf16's range become infinities.
+float roundF32ToBF16(float value);
+
+/// Rounds every element of `t` to f32, then to bf16 (the double rounding of
+/// a kernel that computes in f32 and stores bf16).
+void roundToBF16(ref::Tensor &t);
+
+/// Rounds `t`, a value of type `declared` (a tensor type or an element
+/// type), as `precision` stores it: F64 not at all, F32 to f32, BF16Mixed
+/// to the declared element type.
+void roundToStorage(ref::Tensor &t, Type declared, Precision precision);
 
 /// Evaluates one function. Cheap to copy: it refers to the function, which
 /// must outlive it, and holds no state between runs.

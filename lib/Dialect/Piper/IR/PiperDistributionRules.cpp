@@ -313,6 +313,26 @@ OpCount TransposeOp::getCost(const DistributionQuery &query) {
   return getMovementCost(query);
 }
 
+/// A device holding a shard of `x` casts that shard: the local shape of
+/// `x` with the result's element type.
+LogicalResult CastOp::inferLocalForm(const DistributionQuery &query,
+                                     LocalForm &form, DistributionErrorFn) {
+  if (query.isVJP())
+    return inferFollowPrimalsLocalForm(query, form);
+  auto local = cast<RankedTensorType>(query.localOperands[0]);
+  auto result = cast<RankedTensorType>(query.results[0]);
+  form.resultTypes.push_back(local.clone(result.getElementType()));
+  return success();
+}
+
+/// Reads `x` at its width, writes the result at its own: a bf16 copy of an
+/// f32 parameter moves 6 bytes an element. One conversion an element.
+OpCount CastOp::getCost(const DistributionQuery &query) {
+  if (query.isVJP())
+    return getDefaultVJPCost(query, getCost(query.getForward()));
+  return getElementwiseCost(query, 1);
+}
+
 LogicalResult EmbeddingOp::inferLocalForm(const DistributionQuery &query,
                                           LocalForm &form,
                                           DistributionErrorFn) {

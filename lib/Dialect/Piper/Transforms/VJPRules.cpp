@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Linear ops (add, sub, mul, reshape, transpose) differentiate into other
+// Linear ops (add, sub, mul, reshape, transpose, cast) differentiate into other
 // piper ops. Every other op differentiates into one `piper.vjp` per operand,
 // executed by the op's reference VJP: one op per operand is what lets the
 // autodiff pass separate input-gradient (BI) from weight-gradient (BW) work
@@ -155,6 +155,20 @@ struct TransposeVJPModel
   }
 };
 
+/// The cotangent cast back to the operand's type: the gradient of an f32
+/// master weight used through its bf16 copy arrives in f32.
+struct CastVJPModel : public VJPOpInterface::ExternalModel<CastVJPModel, CastOp> {
+  LogicalResult buildVJP(Operation *op, OpBuilder &b,
+                         ArrayRef<Value> resultCotangents,
+                         ArrayRef<bool> needed,
+                         SmallVectorImpl<Value> &operandCotangents) const {
+    if (needed[0])
+      operandCotangents[0] = CastOp::create(
+          b, op->getLoc(), op->getOperand(0).getType(), resultCotangents[0]);
+    return success();
+  }
+};
+
 template <typename... OpTys> void attachGeneric(MLIRContext *ctx) {
   (OpTys::template attachInterface<GenericVJPModel<OpTys>>(*ctx), ...);
 }
@@ -169,6 +183,7 @@ void mlir::piper::registerVJPInterfaceExternalModels(
     MulOp::attachInterface<MulVJPModel>(*ctx);
     ReshapeOp::attachInterface<ReshapeVJPModel>(*ctx);
     TransposeOp::attachInterface<TransposeVJPModel>(*ctx);
+    CastOp::attachInterface<CastVJPModel>(*ctx);
     attachGeneric<MatmulOp, LinearOp, ReluOp, GeluOp, SiluOp, SwigluOp,
                   SoftmaxOp, RmsNormOp, LayerNormOp, AttentionOp, EmbeddingOp,
                   CrossEntropyOp, RouterOp, DispatchOp, ExpertFfnOp, CombineOp>(

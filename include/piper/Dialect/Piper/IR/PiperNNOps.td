@@ -761,4 +761,46 @@ def Piper_CombineOp : Piper_NNOp<"combine", [
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// CastOp
+//===----------------------------------------------------------------------===//
+
+def Piper_CastOp : Piper_NNOp<"cast", [
+    Piper_DistributionRule<["inferLocalForm", "getCost"]>]> {
+  let summary = "converts a tensor to another float element type";
+  let description = [{
+    Each element of `x` converted to the result's element type, rounded to
+    the nearest representable value, ties to even (IEEE 754
+    roundTiesToEven; a value beyond the result type's range becomes an
+    infinity of its sign). Widening (`bf16` to `f32`, `f32` to `f64`) is
+    exact. The shape does not change.
+
+    Mixed precision (`--piper-mixed-precision`, docs/MixedPrecision.md)
+    casts every f32 parameter (the master weight) to bf16 at its uses and
+    the bf16 logits to f32 before the loss. The VJP of a cast is the cast
+    of the cotangent back to the operand's type, so a gradient reaching an
+    f32 master weight through its bf16 copy is f32.
+
+    The op is not an `ElementwiseOpInterface` op: that interface's ops have
+    one type throughout (operands, result and the generated kernel), while a
+    cast's whole point is that the element type changes. Its distribution
+    rule is the elementwise one with the result's element type: a device
+    holding a shard of `x` casts that shard.
+
+    Example:
+
+    ```mlir
+    %w16 = piper.cast %w : tensor<16x32xf32> -> tensor<16x32xbf16>
+    ```
+
+    **Constraints:**
+    - `x` and the result have the same shape.
+    - `x` and the result have different element types.
+  }];
+  let arguments = (ins Piper_FloatTensor:$x);
+  let results = (outs Piper_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // PIPER_DIALECT_PIPER_IR_PIPERNNOPS_TD

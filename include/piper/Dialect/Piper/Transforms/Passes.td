@@ -64,6 +64,47 @@ def PiperAutodiff : Pass<"piper-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def PiperMixedPrecision : Pass<"piper-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "Rewrite an f32 model into bf16 compute with f32 master weights";
+  let description = [{
+    Runs on f32 models, before `--piper-autodiff`, and applies a precision
+    policy (docs/MixedPrecision.md): every NN op computes in the `compute`
+    type (bf16) and its activations are bf16; the loss op
+    (`piper.cross_entropy`) computes in the `loss` type (f32) and returns
+    it. Parameters keep their f32 type (the master weights) and are cast
+    with `piper.cast` at their uses, once per block; float data and
+    constants likewise. Because the VJP of a cast is the cast back, every
+    parameter's gradient is f32, and so are the optimizer state that
+    `--piper-optimizer` appends and the gradient reductions the strategy
+    inserts. The function's signature does not change.
+
+    Example: `piper-opt --piper-mixed-precision="precision=bf16-mixed"`.
+
+    ```mlir
+    // Before                                   // After
+    %y = piper.linear %x, %w                    %x16 = piper.cast %x : ... -> tensor<2x4xbf16>
+      : tensor<2x4xf32>, tensor<4x8xf32>        %w16 = piper.cast %w : ... -> tensor<4x8xbf16>
+      -> tensor<2x8xf32>                        %y = piper.linear %x16, %w16 : ... -> tensor<2x8xbf16>
+    ```
+
+    Errors (at the offending value or op): a float value that is not f32
+    (the model must be f32, and the pass runs once), an op of the backward
+    or optimizer (`piper.vjp`, updates, a DAG: run the pass before
+    `--piper-autodiff`), a non-Piper op on float tensors, and unknown
+    option values.
+
+    **Options:** `precision` (`f32`: nothing changes, or `bf16-mixed`),
+    `grad-reduce-dtype` (`f32`; `bf16` is parsed and rejected until
+    gradients can be reduced before their cast).
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16-mixed\"",
+           "f32 or bf16-mixed">,
+    Option<"gradReduceDtype", "grad-reduce-dtype", "std::string", "\"f32\"",
+           "element type of gradient reductions (f32)">
+  ];
+}
+
 def PiperOptimizer : Pass<"piper-optimizer", "::mlir::ModuleOp"> {
   let summary = "Turn gradients into optimizer updates in UPD chunks";
   let description = [{
