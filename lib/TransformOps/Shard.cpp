@@ -116,11 +116,39 @@ public:
         size(mesh.getAxis(axis.getValue()).getSize()) {}
 
   /// The parameter a body value is, when it is an argument of the body.
+  /// Under mixed precision a linear reads its parameter's bf16 copy: a
+  /// `piper.cast` of the argument in this body, or (a backward node) the
+  /// copy a forward node made and passed on.
   std::optional<Param> paramOf(Body body, Value value) {
+    if (auto copy = value.getDefiningOp<CastOp>())
+      value = copy.getX();
     auto arg = dyn_cast<BlockArgument>(value);
     if (!arg || arg.getOwner()->getParentOp() != body.fn)
       return std::nullopt;
-    return ::paramOf(body.task->getOperand(arg.getArgNumber()));
+    Value carried = body.task->getOperand(arg.getArgNumber());
+    if (std::optional<Param> param = ::paramOf(carried))
+      return param;
+    return paramOfCopy(carried);
+  }
+
+  /// The parameter whose cast an output of another node is.
+  std::optional<Param> paramOfCopy(Value carried) {
+    while (auto transfer = carried.getDefiningOp<TransferOp>())
+      carried = transfer.getValue();
+    auto maker = carried.getDefiningOp<TaskOp>();
+    if (!maker)
+      return std::nullopt;
+    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        maker, maker.getCalleeAttr());
+    if (!fn || fn.isExternal())
+      return std::nullopt;
+    Value yielded = fn.getBody().front().getTerminator()->getOperand(
+        cast<OpResult>(carried).getResultNumber());
+    auto copy = yielded.getDefiningOp<CastOp>();
+    auto arg = copy ? dyn_cast<BlockArgument>(copy.getX()) : BlockArgument();
+    if (!arg || arg.getOwner()->getParentOp() != fn)
+      return std::nullopt;
+    return ::paramOf(maker->getOperand(arg.getArgNumber()));
   }
 
   CollectiveOp create(Location loc, CollectiveKind kind, Value value,
