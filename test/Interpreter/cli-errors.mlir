@@ -8,7 +8,7 @@
 
 // Flags are checked before the model is read.
 // RUN: not piper-interp %t/model.mlir --precision=f16 2>&1 | FileCheck %s --check-prefix=PRECISION
-// PRECISION: piper-interp: unknown --precision 'f16'; expected f64 or f32
+// PRECISION: piper-interp: unknown --precision 'f16'; expected f64, f32 or bf16-mixed
 // RUN: not piper-interp %t/model.mlir --optimizer=adam 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
 // OPTIMIZER: piper-interp: unknown --optimizer 'adam'; expected sgd or adamw
 // RUN: not piper-interp %t/model.mlir --steps=0 2>&1 | FileCheck %s --check-prefix=STEPS

@@ -28,6 +28,7 @@
 #include "piper/Compile/Compile.h"
 #include "piper/Conversion/Passes.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
+#include "piper/Dialect/Piper/Transforms/MixedPrecision.h"
 #include "piper/InitAllPiper.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -87,6 +88,16 @@ cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (default 0.999)"),
                       cl::init(0.999), cl::cat(category));
 cl::opt<double> eps("eps", cl::desc("AdamW epsilon (default 1e-8)"),
                     cl::init(1e-8), cl::cat(category));
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("f32 (default) or bf16-mixed: bf16 compute, f32 master "
+             "weights, optimizer state, loss and gradient reduction "
+             "(--piper-mixed-precision, docs/MixedPrecision.md)"),
+    cl::init("f32"), cl::cat(category));
+cl::opt<std::string> gradReduceDtype(
+    "grad-reduce-dtype",
+    cl::desc("Element type of gradient reductions under bf16-mixed (f32)"),
+    cl::init("f32"), cl::cat(category));
 
 CompileOptions compileOptions() {
   CompileOptions options;
@@ -130,6 +141,18 @@ LogicalResult run(MLIRContext &context) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return failure();
+
+  // The precision policy rewrites the model before the front half.
+  std::string policyError;
+  std::optional<PrecisionPolicy> policy =
+      parsePrecisionPolicy(precision, gradReduceDtype, policyError);
+  if (!policy) {
+    llvm::errs() << "piper-compile: " << policyError << "\n";
+    return failure();
+  }
+  for (auto fn : module->getOps<func::FuncOp>())
+    if (failed(applyPrecisionPolicy(fn, *policy)))
+      return failure();
 
   CompileOptions options = compileOptions();
   bool hasPrograms = !module->getOps<ProgramOp>().empty();

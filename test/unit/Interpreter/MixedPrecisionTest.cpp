@@ -60,8 +60,8 @@ TEST(BF16Rounding, RoundsToNearestEven) {
   EXPECT_EQ(roundF32ToBF16(1.00390625f), 1.0f);
   // 1 + 3 * 2^-8 lies halfway between 1 + 2^-7 and 1 + 2^-6: the latter.
   EXPECT_EQ(roundF32ToBF16(1.01171875f), 1.015625f);
-  // Just above a half rounds up; bf16 keeps 8 significant bits.
-  EXPECT_EQ(roundF32ToBF16(1.0039063f), 1.0078125f);
+  // One f32 ulp above that half rounds up; bf16 keeps 8 significant bits.
+  EXPECT_EQ(roundF32ToBF16(std::nextafter(1.00390625f, 2.0f)), 1.0078125f);
   EXPECT_EQ(roundF32ToBF16(-2.5f), -2.5f);
   // Past bf16's largest finite value (about 3.39e38): infinity.
   EXPECT_EQ(roundF32ToBF16(3.4e38f), std::numeric_limits<float>::infinity());
@@ -121,8 +121,10 @@ TEST_F(MixedPrecision, UpdateBelowBF16EpsilonMovesTheMasterWeight) {
 }
 
 // 20 AdamW steps of the GPT and MoE blocks: bf16-mixed tracks f32 within
-// 1e-3 relative per loss (observed: up to 1.6e-4 on the generated tiny
-// models over seeds 0-5), and differs from it (bf16 rounding happens).
+// 1e-2 relative per loss, and differs from it (bf16 rounding happens).
+// These blocks average their loss over 8 tokens with weights of std 0.5, so
+// bf16 shows more than on the generated tiny models (test/Interpreter/
+// bf16-mixed.mlir, 1e-3): observed up to 2.7e-3 at seed 7.
 TEST_F(MixedPrecision, TracksF32LossesOver20Steps) {
   for (auto [source, name] : {std::pair{kGptBlock, "gpt"},
                               std::pair{kMoeBlock, "moe"}}) {
@@ -139,7 +141,7 @@ TEST_F(MixedPrecision, TracksF32LossesOver20Steps) {
       // The loss is computed and returned in f32.
       EXPECT_EQ(b->loss, double(float(b->loss)));
       double rel = std::fabs(a->loss - b->loss) / std::fabs(a->loss);
-      EXPECT_LT(rel, 1e-3) << name << " step " << step;
+      EXPECT_LT(rel, 1e-2) << name << " step " << step;
       worst = std::max(worst, rel);
     }
     EXPECT_GT(worst, 1e-6) << name << ": bf16-mixed equals f32";
