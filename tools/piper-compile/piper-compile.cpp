@@ -88,12 +88,12 @@ cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (default 0.999)"),
                       cl::init(0.999), cl::cat(category));
 cl::opt<double> eps("eps", cl::desc("AdamW epsilon (default 1e-8)"),
                     cl::init(1e-8), cl::cat(category));
-cl::opt<std::string> precision(
-    "precision",
-    cl::desc("f32 (default) or bf16-mixed: bf16 compute, f32 master "
-             "weights, optimizer state, loss and gradient reduction "
-             "(--piper-mixed-precision, docs/MixedPrecision.md)"),
-    cl::init("f32"), cl::cat(category));
+cl::opt<std::string>
+    precision("precision",
+              cl::desc("f32 (default) or bf16-mixed: bf16 compute, f32 master "
+                       "weights, optimizer state, loss and gradient reduction "
+                       "(--piper-mixed-precision, docs/MixedPrecision.md)"),
+              cl::init("f32"), cl::cat(category));
 cl::opt<std::string> gradReduceDtype(
     "grad-reduce-dtype",
     cl::desc("Element type of gradient reductions under bf16-mixed (f32)"),

@@ -273,7 +273,8 @@ int main(int argc, char **argv) {
   options.seed = seed;
   std::optional<Precision> parsedPrecision = parsePrecision(precision);
   if (!parsedPrecision)
-    return fail("unknown --precision '" + precision + "'; expected f64, f32 or bf16-mixed");
+    return fail("unknown --precision '" + precision +
+                "'; expected f64, f32 or bf16-mixed");
   options.precision = *parsedPrecision;
   std::optional<OptimizerKind> parsedOptimizer = parseOptimizerKind(optimizer);
   if (!parsedOptimizer)

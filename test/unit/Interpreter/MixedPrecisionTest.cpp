@@ -126,8 +126,8 @@ TEST_F(MixedPrecision, UpdateBelowBF16EpsilonMovesTheMasterWeight) {
 // bf16 shows more than on the generated tiny models (test/Interpreter/
 // bf16-mixed.mlir, 1e-3): observed up to 2.7e-3 at seed 7.
 TEST_F(MixedPrecision, TracksF32LossesOver20Steps) {
-  for (auto [source, name] : {std::pair{kGptBlock, "gpt"},
-                              std::pair{kMoeBlock, "moe"}}) {
+  for (auto [source, name] :
+       {std::pair{kGptBlock, "gpt"}, std::pair{kMoeBlock, "moe"}}) {
     OwningOpRef<ModuleOp> module = parse(asF32(source));
     ASSERT_TRUE(module) << diagnostics;
     FailureOr<Trainer> f32 = makeTrainer(*module, name, Precision::F32, 1e-3);

@@ -516,12 +516,10 @@ LogicalResult CombineOp::verify() {
 LogicalResult CastOp::verify() {
   RankedTensorType x = getX().getType(), result = getType();
   if (x.getShape() != result.getShape())
-    return emitOpError() << "x (" << str(x)
-                         << ") and the result (" << str(result)
-                         << ") must have the same shape";
+    return emitOpError() << "x (" << str(x) << ") and the result ("
+                         << str(result) << ") must have the same shape";
   if (x.getElementType() == result.getElementType())
     return emitOpError() << "x and the result have the same element type ("
-                         << x.getElementType()
-                         << "); a cast must change it";
+                         << x.getElementType() << "); a cast must change it";
   return success();
 }

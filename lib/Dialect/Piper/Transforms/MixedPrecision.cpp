@@ -56,9 +56,9 @@ mlir::piper::parsePrecisionPolicy(StringRef precision, StringRef gradReduce,
   if (precision == "bf16-mixed") {
     policy.compute = FloatKind::BF16;
   } else if (precision != "f32") {
-    error = ("unknown precision '" + precision +
-             "'; expected f32 or bf16-mixed")
-                .str();
+    error =
+        ("unknown precision '" + precision + "'; expected f32 or bf16-mixed")
+            .str();
     return std::nullopt;
   }
   if (gradReduce == "bf16") {
@@ -71,9 +71,9 @@ mlir::piper::parsePrecisionPolicy(StringRef precision, StringRef gradReduce,
     return std::nullopt;
   }
   if (!gradReduce.empty() && gradReduce != "f32") {
-    error = ("unknown grad-reduce-dtype '" + gradReduce +
-             "'; expected f32 or bf16")
-                .str();
+    error =
+        ("unknown grad-reduce-dtype '" + gradReduce + "'; expected f32 or bf16")
+            .str();
     return std::nullopt;
   }
   return policy;
@@ -115,8 +115,8 @@ bool isStructural(Operation *op) {
 /// Checks that `fn` is an f32 forward model of Piper ops.
 LogicalResult checkModel(func::FuncOp fn) {
   for (BlockArgument arg : fn.getArguments())
-    if (FloatType element = floatElement(arg.getType()); element &&
-                                                         !element.isF32())
+    if (FloatType element = floatElement(arg.getType());
+        element && !element.isF32())
       return emitError(arg.getLoc())
              << "piper-mixed-precision: argument #" << arg.getArgNumber()
              << " of @" << fn.getSymName() << " has type " << arg.getType()
@@ -129,20 +129,18 @@ LogicalResult checkModel(func::FuncOp fn) {
                          "--piper-autodiff";
       return WalkResult::interrupt();
     }
-    bool usesFloats =
-        llvm::any_of(op->getOperandTypes(), floatElement) ||
-        llvm::any_of(op->getResultTypes(), floatElement);
+    bool usesFloats = llvm::any_of(op->getOperandTypes(), floatElement) ||
+                      llvm::any_of(op->getResultTypes(), floatElement);
     if (usesFloats && !isNNOp(op) && !isStructural(op)) {
       op->emitError() << "piper-mixed-precision: '" << op->getName()
                       << "' is not a Piper NN op; its precision cannot be "
                          "chosen";
       return WalkResult::interrupt();
     }
-    for (Type type : llvm::concat<Type>(
-             SmallVector<Type>(op->getOperandTypes()),
-             SmallVector<Type>(op->getResultTypes())))
-      if (FloatType element = floatElement(type); element &&
-                                                  !element.isF32()) {
+    for (Type type :
+         llvm::concat<Type>(SmallVector<Type>(op->getOperandTypes()),
+                            SmallVector<Type>(op->getResultTypes())))
+      if (FloatType element = floatElement(type); element && !element.isF32()) {
         op->emitError() << "piper-mixed-precision: '" << op->getName()
                         << "' uses " << type
                         << "; the pass rewrites f32 models (and runs once)";
@@ -220,13 +218,13 @@ void Rewriter::runOnBlock(Block &block) {
     if (auto chunk = dyn_cast<AnnotateOp>(op)) {
       Block &body = chunk.getBody().front();
       runOnBlock(body);
-      for (auto [result, yielded] : llvm::zip(
-               chunk.getResults(), body.getTerminator()->getOperands()))
+      for (auto [result, yielded] :
+           llvm::zip(chunk.getResults(), body.getTerminator()->getOperands()))
         result.setType(yielded.getType());
     } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       auto fn = ret->getParentOfType<func::FuncOp>();
-      for (auto [operand, type] : llvm::zip(
-               ret->getOpOperands(), fn.getFunctionType().getResults()))
+      for (auto [operand, type] :
+           llvm::zip(ret->getOpOperands(), fn.getFunctionType().getResults()))
         if (FloatType element = floatElement(type))
           operand.set(castTo(operand.get(), element, block));
     } else if (isNNOp(&op)) {

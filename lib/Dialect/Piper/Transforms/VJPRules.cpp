@@ -157,7 +157,8 @@ struct TransposeVJPModel
 
 /// The cotangent cast back to the operand's type: the gradient of an f32
 /// master weight used through its bf16 copy arrives in f32.
-struct CastVJPModel : public VJPOpInterface::ExternalModel<CastVJPModel, CastOp> {
+struct CastVJPModel
+    : public VJPOpInterface::ExternalModel<CastVJPModel, CastOp> {
   LogicalResult buildVJP(Operation *op, OpBuilder &b,
                          ArrayRef<Value> resultCotangents,
                          ArrayRef<bool> needed,
