@@ -1,4 +1,4 @@
-//===- MixedPrecisionTest.cpp - bf16-mixed reference training ------------===//
+//===- MixedPrecisionTest.cpp - bf16-mixed reference training -------------===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.

@@ -1,5 +1,4 @@
-//===- MixedPrecision.h - Precision policy and its model rewrite -*- C++
-//-*-===//
+//===- MixedPrecision.h - Precision policy, model rewrite -------*- C++ -*-===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
