@@ -38,6 +38,12 @@
 // RUN: for m in gpt moe; do piper-opt %t/$m.pp.mlir --piper-mixed-precision --piper-autodiff --piper-build-dag --transform-preload-library="transform-library-paths=%t/pp.mlir" --transform-interpreter -o %t/$m.pp.dag.mlir || exit 1; done
 // RUN: for m in gpt moe; do piper-interp %t/$m.pp.dag.mlir --steps=20 --optimizer=adamw --precision=bf16-mixed > %t/$m.pp.txt && %numdiff %t/$m.bf16.txt %t/$m.pp.txt --rel 1e-3 || exit 1; done
 
+// The mode rewrites f32 models; an f64 model is refused at its first
+// non-f32 argument.
+// RUN: piper-gen --model=mlp --config=tiny-mlp --dtype=f64 -o %t/mlp64.mlir
+// RUN: not piper-interp %t/mlp64.mlir --precision=bf16-mixed 2>&1 | FileCheck %s --check-prefix=F64
+// F64: mlp64.mlir:2:19: error: piper-mixed-precision: argument #0 of @step has type 'tensor<16x32xf64>'; the pass rewrites f32 models
+
 // The loss is an f32 value (cross_entropy computes and returns f32).
 // CHECK: step 1 loss 3.4600412845611572
 // CHECK: step 20 loss
