@@ -10,6 +10,13 @@
 // RUN: not piper-compile %t/gpt.mlir --precision=bf16-mixed -o %t/plan 2>&1 | FileCheck %s --check-prefix=LOWER
 // RUN: not piper-compile %t/gpt.mlir --precision=fp8 -o %t/plan 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not piper-compile %t/gpt.mlir --precision=bf16-mixed --grad-reduce-dtype=bf16 -o %t/plan 2>&1 | FileCheck %s --check-prefix=GRED
+// The tensor-parallel shard directive finds the parameters behind their
+// bf16 copies (forward and weight-gradient nodes alike).
+// RUN: echo '{"mesh": "mesh", "directives": [{"shard": {"filter": {}, "kind": "tensor", "devices": ["tp"], "column": ["layers.*.attn.w[qkv]", "layers.*.mlp.w_{gate,up}"], "row": ["layers.*.attn.wo", "layers.*.mlp.w_down"]}}]}' > %t/tp.json
+// RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f32 --mesh=tp=2 --batch=2 -o %t/tp.mlir
+// RUN: piper-compile %t/tp.mlir --precision=bf16-mixed --directives=%t/tp.json --emit=programs | FileCheck %s --check-prefix=TP
+// TP: placement = #piper.placement<@mesh, [{}, {tp}]
+// TP: piper.collective "all_reduce(layers.0.attn.wo)"
 // RUN: piper-compile %t/gpt.mlir --precision=f32 --emit=programs | FileCheck %s --check-prefix=F32 --implicit-check-not=piper.cast
 
 // PROGRAMS: piper.cast %{{.*}} : tensor<32x16xf32> -> tensor<32x16xbf16>
