@@ -45,16 +45,17 @@ FailureOr<func::FuncOp> findModel(ModuleOp module) {
 /// Lowers `program` to the LLVM dialect and links it into
 /// `planDir`/<program>.so.
 LogicalResult emitProgramObject(ModuleOp module, ProgramOp program,
-                                StringRef planDir) {
+                                StringRef planDir, TimingScope &timing) {
   OwningOpRef<ModuleOp> lowered =
-      lowerProgram(module, program.getSymName(), LoweringDepth::LLVM);
+      lowerProgram(module, program.getSymName(), LoweringDepth::LLVM, timing);
   if (!lowered)
     return failure();
   SmallString<128> object(planDir), shared(planDir);
   llvm::sys::path::append(object, program.getSymName() + ".o");
   llvm::sys::path::append(shared, program.getSymName() + ".so");
-  if (failed(emitObjectFile(*lowered, std::string(object))))
+  if (failed(emitObjectFile(*lowered, std::string(object), timing)))
     return failure();
+  TimingScope linkTiming = timing.nest("link the shared object");
   std::string error;
   if (failed(
           linkSharedObject(std::string(object), std::string(shared), error))) {
@@ -69,7 +70,8 @@ LogicalResult emitProgramObject(ModuleOp module, ProgramOp program,
 
 FailureOr<SmallVector<ArgumentInfo>>
 mlir::piper::compileModel(ModuleOp module, const CompileOptions &options,
-                          const std::optional<std::string> &keepDir) {
+                          const std::optional<std::string> &keepDir,
+                          TimingScope &timing) {
   FailureOr<func::FuncOp> model = findModel(module);
   if (failed(model))
     return failure();
@@ -79,7 +81,7 @@ mlir::piper::compileModel(ModuleOp module, const CompileOptions &options,
   FailureOr<std::string> strategyPath =
       prepareStrategy(options.directives, keepDir);
   if (failed(strategyPath) ||
-      failed(runFrontHalf(module, options.optimizer, *strategyPath)))
+      failed(runFrontHalf(module, options.optimizer, *strategyPath, timing)))
     return failure();
   return modelArgs;
 }
@@ -97,17 +99,18 @@ mlir::piper::prepareForLowering(ModuleOp module) {
 }
 
 LogicalResult mlir::piper::printLowered(ModuleOp module, LoweredForm form,
-                                        llvm::raw_ostream &os) {
+                                        llvm::raw_ostream &os,
+                                        TimingScope &timing) {
   LoweringDepth depth = form == LoweredForm::Kernels ? LoweringDepth::Kernels
                                                      : LoweringDepth::LLVM;
   for (ProgramOp program : module.getOps<ProgramOp>()) {
     OwningOpRef<ModuleOp> lowered =
-        lowerProgram(module, program.getSymName(), depth);
+        lowerProgram(module, program.getSymName(), depth, timing);
     if (!lowered)
       return failure();
     if (form != LoweredForm::LLVMIR)
       lowered->print(os);
-    else if (failed(emitLLVMIR(*lowered, os)))
+    else if (failed(emitLLVMIR(*lowered, os, timing)))
       return failure();
     os << "\n";
   }
@@ -118,7 +121,8 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
                                        ArrayRef<ArgumentInfo> modelArgs,
                                        ArrayRef<CommKey> communicators,
                                        const CompileOptions &options,
-                                       StringRef planDir) {
+                                       StringRef planDir,
+                                       TimingScope &timing) {
   if (std::error_code ec = llvm::sys::fs::create_directories(planDir)) {
     llvm::errs() << "piper-compile: cannot create " << planDir << ": "
                  << ec.message() << "\n";
@@ -131,7 +135,7 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
   if (failed(manifest))
     return failure();
   for (ProgramOp program : programs)
-    if (failed(emitProgramObject(module, program, planDir)))
+    if (failed(emitProgramObject(module, program, planDir, timing)))
       return failure();
   SmallString<128> manifestPath(planDir);
   llvm::sys::path::append(manifestPath, ::piper::plan::kManifestFile);

@@ -18,14 +18,20 @@ using namespace mlir::piper;
 
 OwningOpRef<ModuleOp> mlir::piper::lowerProgram(ModuleOp module,
                                                 StringRef program,
-                                                LoweringDepth depth) {
+                                                LoweringDepth depth,
+                                                TimingScope &timing) {
+  TimingScope cloneTiming = timing.nest("clone the program");
   OwningOpRef<ModuleOp> clone = module.clone();
   // The other programs go: each becomes its own object. Sends and receives
   // to them keep the peer's role (kPeerRoleAttrName).
   for (ProgramOp other : llvm::make_early_inc_range(clone->getOps<ProgramOp>()))
     if (other.getSymName() != program)
       other.erase();
+  cloneTiming.stop();
+  // Declared first: the pass manager's timing instrumentation refers to it.
+  TimingScope passTiming = timing.nest("lower to the LLVM dialect");
   PassManager pm(module.getContext());
+  pm.enableTiming(passTiming);
   if (depth == LoweringDepth::Kernels) {
     pm.addPass(createProgramToFuncPass());
     pm.addPass(createConvertToKernelsPass());

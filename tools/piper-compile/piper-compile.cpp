@@ -18,7 +18,9 @@
 //
 // --emit=programs|lowered|llvm-ir prints an intermediate stage instead (for
 // tests); `lowered` and `llvm-ir` also accept a module that already holds
-// device programs.
+// device programs. --timing prints, on stderr, the time of every MLIR pass
+// (front half and lowering, summed over programs) and of LLVM's translation,
+// O2, codegen and the link.
 //
 // The stages live in lib/Compile (piper/Compile/Compile.h); this file only
 // parses flags and calls them.
@@ -33,6 +35,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -88,6 +91,11 @@ cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (default 0.999)"),
 cl::opt<double> eps("eps", cl::desc("AdamW epsilon (default 1e-8)"),
                     cl::init(1e-8), cl::cat(category));
 
+cl::opt<bool> timing("timing",
+                     cl::desc("Print the time of each compile stage and MLIR "
+                              "pass to stderr"),
+                     cl::init(false), cl::cat(category));
+
 CompileOptions compileOptions() {
   CompileOptions options;
   options.directives = directives;
@@ -117,7 +125,7 @@ LogicalResult writeOutput(function_ref<LogicalResult(raw_ostream &)> write) {
   return success();
 }
 
-LogicalResult run(MLIRContext &context) {
+LogicalResult run(MLIRContext &context, TimingScope &timing) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   std::string error;
@@ -127,7 +135,9 @@ LogicalResult run(MLIRContext &context) {
     return failure();
   }
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  TimingScope parseTiming = timing.nest("parse");
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  parseTiming.stop();
   if (!module)
     return failure();
 
@@ -140,7 +150,7 @@ LogicalResult run(MLIRContext &context) {
     if (emit == Emit::Plan)
       keepDir = outputName;
     FailureOr<SmallVector<ArgumentInfo>> args =
-        compileModel(*module, options, keepDir);
+        compileModel(*module, options, keepDir, timing);
     if (failed(args))
       return failure();
     modelArgs = std::move(*args);
@@ -152,7 +162,9 @@ LogicalResult run(MLIRContext &context) {
       return success();
     });
 
+  TimingScope prepareTiming = timing.nest("prepare for lowering");
   FailureOr<SmallVector<CommKey>> communicators = prepareForLowering(*module);
+  prepareTiming.stop();
   if (failed(communicators))
     return failure();
   if (emit != Emit::Plan) {
@@ -160,7 +172,7 @@ LogicalResult run(MLIRContext &context) {
                        : emit == Emit::Lowered ? LoweredForm::LLVMDialect
                                                : LoweredForm::LLVMIR;
     return writeOutput(
-        [&](raw_ostream &os) { return printLowered(*module, form, os); });
+        [&](raw_ostream &os) { return printLowered(*module, form, os, timing); });
   }
 
   if (outputName.empty()) {
@@ -172,7 +184,8 @@ LogicalResult run(MLIRContext &context) {
            << "piper-compile: a plan is compiled from a model (its arguments "
               "decide initialisation and data); this module already holds "
               "device programs";
-  return compilePlan(*module, modelArgs, *communicators, options, outputName);
+  return compilePlan(*module, modelArgs, *communicators, options, outputName,
+                     timing);
 }
 
 } // namespace
@@ -191,5 +204,12 @@ int main(int argc, char **argv) {
   // One located line per error: never the whole function the error is on.
   context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
-  return failed(run(context)) ? 1 : 0;
+  // The report is printed when the manager goes, after the root scope.
+  DefaultTimingManager timingManager;
+  timingManager.setEnabled(timing);
+  timingManager.setDisplayMode(DefaultTimingManager::DisplayMode::Tree);
+  TimingScope root = timingManager.getRootScope();
+  LogicalResult result = run(context, root);
+  root.stop();
+  return failed(result) ? 1 : 0;
 }

@@ -19,6 +19,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/Timing.h"
 
 namespace mlir::piper {
 
@@ -33,9 +34,10 @@ enum class LoweringDepth {
 
 /// Lowers a clone of `module` holding only the program `program` (its
 /// communicators numbered and peer roles stamped). Returns null after
-/// emitting the lowering's diagnostics.
+/// emitting the lowering's diagnostics. The clone and each pass are timed
+/// under `timing`.
 OwningOpRef<ModuleOp> lowerProgram(ModuleOp module, StringRef program,
-                                   LoweringDepth depth);
+                                   LoweringDepth depth, TimingScope &timing);
 
 } // namespace mlir::piper
 
