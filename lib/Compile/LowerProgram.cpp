@@ -35,6 +35,7 @@ OwningOpRef<ModuleOp> mlir::piper::lowerProgram(ModuleOp module,
   if (depth == LoweringDepth::Kernels) {
     pm.addPass(createProgramToFuncPass());
     pm.addPass(createConvertToKernelsPass());
+    pm.addPass(createFoldSplatConstantsPass());
   } else {
     buildLowerToLLVMPipeline(pm);
   }

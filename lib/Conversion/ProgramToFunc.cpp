@@ -249,13 +249,18 @@ struct SumPattern : ProgramOpPattern<SumOp> {
     Value acc = adaptor.getValues().front();
     for (Value v : adaptor.getValues().drop_front())
       acc = AddOp::create(rewriter, loc, acc.getType(), acc, v);
-    auto type = cast<RankedTensorType>(acc.getType());
-    auto scale = arith::ConstantOp::create(
-        rewriter, loc,
-        DenseElementsAttr::get(
-            type, rewriter.getFloatAttr(type.getElementType(),
-                                        sum.getScale().convertToDouble())));
-    acc = MulOp::create(rewriter, loc, acc.getType(), acc, scale);
+    // x * 1 is x exactly: a sum without a microbatch scale needs no pass.
+    // The scale is a splat that --piper-fold-splat-constants makes a scalar
+    // of the multiply's body.
+    if (!sum.getScale().isExactlyValue(1.0)) {
+      auto type = cast<RankedTensorType>(acc.getType());
+      auto scale = arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(
+              type, rewriter.getFloatAttr(type.getElementType(),
+                                          sum.getScale().convertToDouble())));
+      acc = MulOp::create(rewriter, loc, acc.getType(), acc, scale);
+    }
     lowering.replace(rewriter, sum, acc);
     return success();
   }

@@ -65,8 +65,9 @@ piper.program @step.all role {} of @mesh step @step streams ["compute"] {
 // CHECK:         %[[R1:.*]]:2 = call @body(%[[X1]], %[[W]], %[[B]],
 // CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[R0]]#0, %[[R1]]#0 : tensor<f64>, tensor<f64>)
 // CHECK:           arith.addf
-// CHECK:         %[[LOSS:.*]] = linalg.generic {{.*}} ins(%[[SUM]], %{{.*}} : tensor<f64>, tensor<f64>)
-// CHECK:           arith.mulf
+// CHECK:         %[[HALF:.*]] = arith.constant 5.000000e-01 : f64
+// CHECK:         %[[LOSS:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<f64>)
+// CHECK:           arith.mulf %{{.*}}, %[[HALF]] : f64
 // CHECK:         return %[[LOSS]] : tensor<f64>
 
 // CHECK:       func.func private @piper_k_cross_entropy_f64(memref<*xf64>, memref<*xi64>, memref<*xf64>)
