@@ -33,8 +33,9 @@ def ProgramToFuncPass : Pass<"piper-program-to-func", "::mlir::ModuleOp"> {
     microbatch input a `tensor.extract_slice` of it, so the host feeds
     whole tensors); `piper.launch` a call of the body (bracketed by
     `piper_trace_begin/end(index)`), of a clone of it on the operands'
-    local types under expert parallelism or ZeRO; `piper.sum` an ordered
-    add chain then the scale; `piper.send`/`piper.recv` and `piper.comm`
+    local types under expert parallelism or ZeRO; `piper.sum` one elementwise
+    `linalg.generic` adding the values in order, then multiplying by the
+    scale (a scalar of the body; none when it is 1); `piper.send`/`piper.recv` and `piper.comm`
     calls of the runtime's `piper_comm_*` entry points; `piper.record` and
     `piper.wait` `piper_comm_record/wait(event, stream)` when the program
     runs collectives (nothing otherwise: one thread runs the streams in
