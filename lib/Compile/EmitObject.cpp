@@ -40,8 +40,13 @@ using namespace mlir;
 namespace {
 
 std::unique_ptr<llvm::TargetMachine> hostMachine(std::string &error) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+  // Once per process: programs are emitted on several threads.
+  static const bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
@@ -64,10 +69,6 @@ std::unique_ptr<llvm::Module> translate(ModuleOp module,
                                         llvm::LLVMContext &context,
                                         llvm::TargetMachine &machine,
                                         TimingScope &timing) {
-  DialectRegistry registry;
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  module->getContext()->appendDialectRegistry(registry);
   TimingScope translateTiming = timing.nest("translate to LLVM IR");
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "piper-plan");
@@ -120,6 +121,13 @@ LogicalResult withHostModule(
 }
 
 } // namespace
+
+void mlir::piper::registerObjectEmission(MLIRContext *context) {
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  context->appendDialectRegistry(registry);
+}
 
 LogicalResult mlir::piper::emitLLVMIR(ModuleOp module, llvm::raw_ostream &os,
                                       TimingScope &timing) {

@@ -16,22 +16,19 @@
 using namespace mlir;
 using namespace mlir::piper;
 
-OwningOpRef<ModuleOp> mlir::piper::lowerProgram(ModuleOp module,
-                                                StringRef program,
-                                                LoweringDepth depth,
-                                                TimingScope &timing) {
-  TimingScope cloneTiming = timing.nest("clone the program");
+OwningOpRef<ModuleOp> mlir::piper::cloneProgram(ModuleOp module,
+                                                StringRef program) {
   OwningOpRef<ModuleOp> clone = module.clone();
   // The other programs go: each becomes its own object. Sends and receives
   // to them keep the peer's role (kPeerRoleAttrName).
   for (ProgramOp other : llvm::make_early_inc_range(clone->getOps<ProgramOp>()))
     if (other.getSymName() != program)
       other.erase();
-  cloneTiming.stop();
-  // Declared first: the pass manager's timing instrumentation refers to it.
-  TimingScope passTiming = timing.nest("lower to the LLVM dialect");
-  PassManager pm(module.getContext());
-  pm.enableTiming(passTiming);
+  return clone;
+}
+
+/// The lowering to `depth` as a pass pipeline.
+static void buildLowering(OpPassManager &pm, LoweringDepth depth) {
   if (depth == LoweringDepth::Kernels) {
     pm.addPass(createProgramToFuncPass());
     pm.addPass(createConvertToKernelsPass());
@@ -39,7 +36,25 @@ OwningOpRef<ModuleOp> mlir::piper::lowerProgram(ModuleOp module,
   } else {
     buildLowerToLLVMPipeline(pm);
   }
-  if (failed(pm.run(*clone)))
-    return nullptr;
-  return clone;
+}
+
+LogicalResult mlir::piper::lowerProgramModule(ModuleOp programModule,
+                                              LoweringDepth depth,
+                                              TimingScope &timing) {
+  // Declared first: the pass manager's timing instrumentation refers to it.
+  TimingScope passTiming = timing.nest("lower to the LLVM dialect");
+  PassManager pm(programModule.getContext());
+  pm.enableTiming(passTiming);
+  buildLowering(pm, depth);
+  return pm.run(programModule);
+}
+
+void mlir::piper::loadLoweringDialects(MLIRContext *context) {
+  OpPassManager pm(ModuleOp::getOperationName());
+  buildLowering(pm, LoweringDepth::LLVM);
+  DialectRegistry registry;
+  pm.getDependentDialects(registry);
+  context->appendDialectRegistry(registry);
+  for (StringRef name : registry.getDialectNames())
+    context->getOrLoadDialect(name);
 }

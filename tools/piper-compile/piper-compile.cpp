@@ -18,7 +18,9 @@
 //
 // --emit=programs|lowered|llvm-ir prints an intermediate stage instead (for
 // tests); `lowered` and `llvm-ir` also accept a module that already holds
-// device programs. --timing prints, on stderr, the time of every MLIR pass
+// device programs. Programs are lowered and emitted on --jobs threads
+// (default: the cores available), each output the same whatever the
+// count. --timing prints, on stderr, the time of every MLIR pass
 // (front half and lowering, summed over programs) and of LLVM's translation,
 // O2, codegen and the link.
 //
@@ -40,6 +42,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
@@ -91,6 +94,11 @@ cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (default 0.999)"),
 cl::opt<double> eps("eps", cl::desc("AdamW epsilon (default 1e-8)"),
                     cl::init(1e-8), cl::cat(category));
 
+cl::opt<unsigned> jobs(
+    "jobs",
+    cl::desc("Programs lowered and emitted at once (default 0: one per core "
+             "available; 1: one after another)"),
+    cl::init(0), cl::cat(category));
 cl::opt<bool> timing("timing",
                      cl::desc("Print the time of each compile stage and MLIR "
                               "pass to stderr"),
@@ -200,7 +208,14 @@ int main(int argc, char **argv) {
       argc, argv,
       "piper-compile: a model and a strategy to a plan of native code per "
       "device role\n");
-  MLIRContext context(registry);
+  // Each program is lowered and emitted on a thread of the context's pool
+  // (declared first: it must outlive the context).
+  std::optional<llvm::DefaultThreadPool> pool;
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  if (jobs != 1) {
+    pool.emplace(llvm::hardware_concurrency(jobs));
+    context.setThreadPool(*pool);
+  }
   // One located line per error: never the whole function the error is on.
   context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();

@@ -24,6 +24,11 @@
 
 namespace mlir::piper {
 
+/// Registers the LLVM IR translations of the builtin and LLVM dialects with
+/// `context`: needed once before emitLLVMIR and emitObjectFile, which may
+/// then run on several threads for distinct modules.
+void registerObjectEmission(MLIRContext *context);
+
 /// Translates `module` (LLVM dialect) to LLVM IR, optimises it at O2 for the
 /// host and writes it to `os` as text. Only the packed entry points
 /// (`piper_entry_*`) stay external. The phases are timed under `timing`.
