@@ -131,7 +131,7 @@ for name in "${CASES[@]}"; do
       w, u + s, r / 1024 }'
   # The report's top-level stages (two spaces before the name; passes are
   # nested deeper), first column: seconds summed over threads.
-  awk 'match($0, /%\)  [^ ]/) && $0 !~ /Total$/ {
+  awk 'match($0, /%\)  [^ ]/) && $0 !~ /(Total|Rest)$/ {
          name = substr($0, RSTART + 4); t[name] += $1; order[++n] = name; all += $1 }
        END { printf "  stages:"; for (i = 1; i <= n; i++) if (!seen[order[i]]++)
                printf " %s %.0f%%%s", order[i], 100 * t[order[i]] / all, i < n ? "," : ""
