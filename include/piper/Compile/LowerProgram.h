@@ -38,7 +38,8 @@ enum class LoweringDepth {
 OwningOpRef<ModuleOp> cloneProgram(ModuleOp module, StringRef program);
 
 /// Lowers a module from cloneProgram in place, each pass timed under
-/// `timing`; fails after emitting the lowering's diagnostics. Distinct
+/// `timing`, and verifies the result (once: not after each pass); fails
+/// after emitting the lowering's diagnostics. Distinct
 /// modules may be lowered on several threads at once after
 /// loadLoweringDialects.
 LogicalResult lowerProgramModule(ModuleOp programModule, LoweringDepth depth,
