@@ -14,6 +14,7 @@
 #include "piper/Compile/PlanManifest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/Support/FileUtilities.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -42,19 +43,41 @@ FailureOr<func::FuncOp> findModel(ModuleOp module) {
   return model;
 }
 
-/// Lowers `program` to the LLVM dialect and links it into
-/// `planDir`/<program>.so.
-LogicalResult emitProgramObject(ModuleOp module, ProgramOp program,
-                                StringRef planDir) {
-  OwningOpRef<ModuleOp> lowered =
-      lowerProgram(module, program.getSymName(), LoweringDepth::LLVM);
-  if (!lowered)
-    return failure();
+/// Lowers each program of the prepared `module` to `depth` alone, several at
+/// once on the context's threads, and calls `use` with its index and the
+/// lowered module (on the thread that lowered it). Diagnostics come out in
+/// program order.
+LogicalResult
+forEachLoweredProgram(ModuleOp module, LoweringDepth depth,
+                      TimingScope &timing,
+                      function_ref<LogicalResult(size_t, ModuleOp)> use) {
+  MLIRContext *context = module.getContext();
+  // What the threads would otherwise load or register concurrently.
+  loadLoweringDialects(context);
+  registerObjectEmission(context);
+  // Cloned here, on one thread, from the module all programs share.
+  TimingScope cloneTiming = timing.nest("clone the programs");
+  SmallVector<OwningOpRef<ModuleOp>> clones;
+  for (ProgramOp program : module.getOps<ProgramOp>())
+    clones.push_back(cloneProgram(module, program.getSymName()));
+  cloneTiming.stop();
+  return failableParallelForEachN(context, 0, clones.size(), [&](size_t i) {
+    OwningOpRef<ModuleOp> clone = std::move(clones[i]);
+    if (failed(lowerProgramModule(*clone, depth, timing)))
+      return failure();
+    return use(i, *clone);
+  });
+}
+
+/// Emits the lowered `program` as `planDir`/<name>.so.
+LogicalResult emitProgramObject(ModuleOp lowered, StringRef name,
+                                StringRef planDir, TimingScope &timing) {
   SmallString<128> object(planDir), shared(planDir);
-  llvm::sys::path::append(object, program.getSymName() + ".o");
-  llvm::sys::path::append(shared, program.getSymName() + ".so");
-  if (failed(emitObjectFile(*lowered, std::string(object))))
+  llvm::sys::path::append(object, name + ".o");
+  llvm::sys::path::append(shared, name + ".so");
+  if (failed(emitObjectFile(lowered, std::string(object), timing)))
     return failure();
+  TimingScope linkTiming = timing.nest("link the shared object");
   std::string error;
   if (failed(
           linkSharedObject(std::string(object), std::string(shared), error))) {
@@ -69,7 +92,8 @@ LogicalResult emitProgramObject(ModuleOp module, ProgramOp program,
 
 FailureOr<SmallVector<ArgumentInfo>>
 mlir::piper::compileModel(ModuleOp module, const CompileOptions &options,
-                          const std::optional<std::string> &keepDir) {
+                          const std::optional<std::string> &keepDir,
+                          TimingScope &timing) {
   FailureOr<func::FuncOp> model = findModel(module);
   if (failed(model))
     return failure();
@@ -79,7 +103,7 @@ mlir::piper::compileModel(ModuleOp module, const CompileOptions &options,
   FailureOr<std::string> strategyPath =
       prepareStrategy(options.directives, keepDir);
   if (failed(strategyPath) ||
-      failed(runFrontHalf(module, options.optimizer, *strategyPath)))
+      failed(runFrontHalf(module, options.optimizer, *strategyPath, timing)))
     return failure();
   return modelArgs;
 }
@@ -97,20 +121,25 @@ mlir::piper::prepareForLowering(ModuleOp module) {
 }
 
 LogicalResult mlir::piper::printLowered(ModuleOp module, LoweredForm form,
-                                        llvm::raw_ostream &os) {
+                                        llvm::raw_ostream &os,
+                                        TimingScope &timing) {
   LoweringDepth depth = form == LoweredForm::Kernels ? LoweringDepth::Kernels
                                                      : LoweringDepth::LLVM;
-  for (ProgramOp program : module.getOps<ProgramOp>()) {
-    OwningOpRef<ModuleOp> lowered =
-        lowerProgram(module, program.getSymName(), depth);
-    if (!lowered)
-      return failure();
-    if (form != LoweredForm::LLVMIR)
-      lowered->print(os);
-    else if (failed(emitLLVMIR(*lowered, os)))
-      return failure();
-    os << "\n";
-  }
+  // Printed into one buffer per program, then written in program order.
+  SmallVector<std::string> texts(
+      llvm::range_size(module.getOps<ProgramOp>()));
+  if (failed(forEachLoweredProgram(
+          module, depth, timing, [&](size_t i, ModuleOp lowered) {
+            llvm::raw_string_ostream text(texts[i]);
+            if (form != LoweredForm::LLVMIR)
+              lowered->print(text);
+            else if (failed(emitLLVMIR(lowered, text, timing)))
+              return failure();
+            return success();
+          })))
+    return failure();
+  for (const std::string &text : texts)
+    os << text << "\n";
   return success();
 }
 
@@ -118,7 +147,8 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
                                        ArrayRef<ArgumentInfo> modelArgs,
                                        ArrayRef<CommKey> communicators,
                                        const CompileOptions &options,
-                                       StringRef planDir) {
+                                       StringRef planDir,
+                                       TimingScope &timing) {
   if (std::error_code ec = llvm::sys::fs::create_directories(planDir)) {
     llvm::errs() << "piper-compile: cannot create " << planDir << ": "
                  << ec.message() << "\n";
@@ -130,9 +160,12 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
                         options.sourceName, options.optimizer);
   if (failed(manifest))
     return failure();
-  for (ProgramOp program : programs)
-    if (failed(emitProgramObject(module, program, planDir)))
-      return failure();
+  if (failed(forEachLoweredProgram(
+          module, LoweringDepth::LLVM, timing, [&](size_t i, ModuleOp lowered) {
+            return emitProgramObject(lowered, programs[i].getSymName(), planDir,
+                                     timing);
+          })))
+    return failure();
   SmallString<128> manifestPath(planDir);
   llvm::sys::path::append(manifestPath, ::piper::plan::kManifestFile);
   std::string error;

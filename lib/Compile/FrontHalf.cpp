@@ -39,8 +39,11 @@ void mlir::piper::buildFrontHalfPipeline(OpPassManager &pm,
 
 LogicalResult mlir::piper::runFrontHalf(ModuleOp module,
                                         const PiperOptimizerOptions &optimizer,
-                                        StringRef strategyPath) {
+                                        StringRef strategyPath,
+                                        TimingScope &timing) {
+  TimingScope frontTiming = timing.nest("front half");
   PassManager pm(module.getContext());
+  pm.enableTiming(frontTiming);
   buildFrontHalfPipeline(pm, optimizer, strategyPath);
   return pm.run(module);
 }

@@ -218,6 +218,7 @@ void mlir::piper::populateMatmulToBlasPatterns(RewritePatternSet &patterns) {
 void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createProgramToFuncPass());
   pm.addPass(createConvertToKernelsPass());
+  pm.addPass(createFoldSplatConstantsPass());
   pm.addPass(createSymbolDCEPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -21,6 +21,7 @@
 
 #include "CommCalls.h"
 #include "ConversionDriver.h"
+#include "KernelPatterns.h"
 #include "LocalBodies.h"
 #include "ProgramPatterns.h"
 
@@ -237,26 +238,47 @@ struct OutputPattern : ProgramOpPattern<OutputOp> {
   }
 };
 
-/// piper.sum -> left to right, then scaled (the interpreter's fixed
-/// association).
+/// piper.sum -> one elementwise linalg.generic whose body adds the values
+/// left to right, then scales (the interpreter's fixed association, rounded
+/// to the element type after each operation as separate ops would be).
+/// One loop and one result instead of n - 1 adds and a multiply, each with
+/// its own temporary: with 16 microbatches that is 15 fewer passes over
+/// every gradient, and the buffers the deallocation passes (quadratic in
+/// a function's buffers) and LLVM would see. The scale is a scalar of the
+/// body, so the object holds no constant of the gradient's shape.
 struct SumPattern : ProgramOpPattern<SumOp> {
   using ProgramOpPattern::ProgramOpPattern;
 
   LogicalResult
   matchAndRewrite(SumOp sum, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = sum.getLoc();
-    Value acc = adaptor.getValues().front();
-    for (Value v : adaptor.getValues().drop_front())
-      acc = AddOp::create(rewriter, loc, acc.getType(), acc, v);
-    auto type = cast<RankedTensorType>(acc.getType());
-    auto scale = arith::ConstantOp::create(
-        rewriter, loc,
-        DenseElementsAttr::get(
-            type, rewriter.getFloatAttr(type.getElementType(),
-                                        sum.getScale().convertToDouble())));
-    acc = MulOp::create(rewriter, loc, acc.getType(), acc, scale);
-    lowering.replace(rewriter, sum, acc);
+    ValueRange values = adaptor.getValues();
+    auto type = cast<RankedTensorType>(values.front().getType());
+    auto element = dyn_cast<FloatType>(type.getElementType());
+    if (!element)
+      return sum.emitError() << "sums float tensors only, not " << type;
+    // x * 1 is x exactly: a sum without a microbatch scale multiplies by
+    // nothing, and a sum of one value is that value.
+    bool scaled = !sum.getScale().isExactlyValue(1.0);
+    if (values.size() == 1 && !scaled) {
+      lowering.replace(rewriter, sum, values.front());
+      return success();
+    }
+    double scale = sum.getScale().convertToDouble();
+    Value total = buildElementwise(
+        rewriter, sum.getLoc(), values, type,
+        [&](OpBuilder &b, Location loc, ValueRange elements) {
+          Value acc = elements.front();
+          for (Value v : elements.drop_front())
+            acc = arith::AddFOp::create(b, loc, acc, v);
+          if (scaled)
+            acc = arith::MulFOp::create(
+                b, loc, acc,
+                arith::ConstantOp::create(b, loc,
+                                          b.getFloatAttr(element, scale)));
+          return acc;
+        });
+    lowering.replace(rewriter, sum, total);
     return success();
   }
 };

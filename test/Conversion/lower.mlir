@@ -63,10 +63,10 @@ piper.program @step.all role {} of @mesh step @step streams ["compute"] {
 // CHECK:         %[[X1:.*]] = tensor.extract_slice %[[X]][2, 0] [2, 4] [1, 1]
 // CHECK:         %[[R0:.*]]:2 = call @body(%[[X0]], %[[W]], %[[B]],
 // CHECK:         %[[R1:.*]]:2 = call @body(%[[X1]], %[[W]], %[[B]],
-// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[R0]]#0, %[[R1]]#0 : tensor<f64>, tensor<f64>)
-// CHECK:           arith.addf
-// CHECK:         %[[LOSS:.*]] = linalg.generic {{.*}} ins(%[[SUM]], %{{.*}} : tensor<f64>, tensor<f64>)
-// CHECK:           arith.mulf
+// CHECK:         %[[LOSS:.*]] = linalg.generic {{.*}} ins(%[[R0]]#0, %[[R1]]#0 : tensor<f64>, tensor<f64>)
+// CHECK:           %[[SUM:.*]] = arith.addf
+// CHECK:           %[[HALF:.*]] = arith.constant 5.000000e-01 : f64
+// CHECK:           arith.mulf %[[SUM]], %[[HALF]] : f64
 // CHECK:         return %[[LOSS]] : tensor<f64>
 
 // CHECK:       func.func private @piper_k_cross_entropy_f64(memref<*xf64>, memref<*xi64>, memref<*xf64>)

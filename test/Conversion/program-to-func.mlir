@@ -1,7 +1,8 @@
 // --piper-program-to-func on its own: the program becomes a public function
 // of the step arguments it reads (a microbatch input is a slice of the whole
-// argument), launches are calls bracketed by the trace hooks, the sum an
-// ordered add chain then the scale, events and the all-reduce calls of the
+// argument), launches are calls bracketed by the trace hooks, the sum one
+// elementwise linalg.generic adding in order then scaling by a scalar,
+// events and the all-reduce calls of the
 // runtime (collectives make events matter), and the results are returned
 // after piper_comm_sync_all. The step function and the mesh are erased.
 // RUN: piper-opt %s --piper-program-to-func | FileCheck %s --enable-var-scope
@@ -18,7 +19,7 @@ piper.program @step.all role {} of @mesh step @step streams ["compute", "dp"] {
   %w = piper.input 0 : tensor<4xf64>
   %g0 = piper.launch "F" @body(%w, %x0) on "compute" : (tensor<4xf64>, tensor<2x2xf64>) -> tensor<4xf64>
   %g1 = piper.launch "F" @body(%w, %x0) on "compute" : (tensor<4xf64>, tensor<2x2xf64>) -> tensor<4xf64>
-  %g = piper.sum "acc" %g0, %g1 scale 5.000000e-01 on "compute" : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+  %g = piper.sum "acc" %g0, %g1, %g0 scale 5.000000e-01 on "compute" : (tensor<4xf64>, tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
   piper.record 0 on "compute"
   piper.wait 0 on "dp"
   %r = piper.comm "ar"all_reduce %g over ["dp"] on "dp" {piper_plan.comm = 0 : i64} : tensor<4xf64>
@@ -39,9 +40,15 @@ piper.program @step.all role {} of @mesh step @step streams ["compute", "dp"] {
 // CHECK-NEXT:   call @piper_trace_begin(%[[L1]]) : (i64) -> ()
 // CHECK-NEXT:   %[[G1:.*]] = call @body(%[[W]], %[[X0]])
 // CHECK-NEXT:   call @piper_trace_end(%[[L1]]) : (i64) -> ()
-// CHECK-NEXT:   %[[S:.*]] = piper.add %[[G0]], %[[G1]] : tensor<4xf64>
-// CHECK-NEXT:   %[[HALF:.*]] = arith.constant dense<5.000000e-01> : tensor<4xf64>
-// CHECK-NEXT:   %[[G:.*]] = piper.mul %[[S]], %[[HALF]] : tensor<4xf64>
+// CHECK-NEXT:   %[[ACC:.*]] = tensor.empty() : tensor<4xf64>
+// CHECK-NEXT:   %[[G:.*]] = linalg.generic {{{.*}}iterator_types = ["parallel"]} ins(%[[G0]], %[[G1]], %[[G0]] : tensor<4xf64>, tensor<4xf64>, tensor<4xf64>) outs(%[[ACC]] : tensor<4xf64>) {
+// CHECK-NEXT:   ^bb0(%[[A0:.*]]: f64, %[[A1:.*]]: f64, %[[A2:.*]]: f64, %{{.*}}: f64):
+// CHECK-NEXT:     %[[S1:.*]] = arith.addf %[[A0]], %[[A1]] : f64
+// CHECK-NEXT:     %[[S2:.*]] = arith.addf %[[S1]], %[[A2]] : f64
+// CHECK-NEXT:     %[[HALF:.*]] = arith.constant 5.000000e-01 : f64
+// CHECK-NEXT:     %[[M:.*]] = arith.mulf %[[S2]], %[[HALF]] : f64
+// CHECK-NEXT:     linalg.yield %[[M]] : f64
+// CHECK-NEXT:   } -> tensor<4xf64>
 // CHECK-NEXT:   %[[E0:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:   %[[S0:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:   call @piper_comm_record(%[[E0]], %[[S0]]) : (i64, i64) -> ()

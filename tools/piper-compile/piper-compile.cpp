@@ -18,7 +18,11 @@
 //
 // --emit=programs|lowered|llvm-ir prints an intermediate stage instead (for
 // tests); `lowered` and `llvm-ir` also accept a module that already holds
-// device programs.
+// device programs. Programs are lowered and emitted on --jobs threads
+// (default: the cores available), each output the same whatever the
+// count. --timing prints, on stderr, the time of every MLIR pass
+// (front half and lowering, summed over programs) and of LLVM's translation,
+// O2, codegen and the link.
 //
 // The stages live in lib/Compile (piper/Compile/Compile.h); this file only
 // parses flags and calls them.
@@ -34,10 +38,12 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
@@ -99,6 +105,16 @@ cl::opt<std::string> gradReduceDtype(
     cl::desc("Element type of gradient reductions under bf16-mixed (f32)"),
     cl::init("f32"), cl::cat(category));
 
+cl::opt<unsigned> jobs(
+    "jobs",
+    cl::desc("Programs lowered and emitted at once (default 0: one per core "
+             "available; 1: one after another)"),
+    cl::init(0), cl::cat(category));
+cl::opt<bool> timing("timing",
+                     cl::desc("Print the time of each compile stage and MLIR "
+                              "pass to stderr"),
+                     cl::init(false), cl::cat(category));
+
 CompileOptions compileOptions() {
   CompileOptions options;
   options.directives = directives;
@@ -128,7 +144,7 @@ LogicalResult writeOutput(function_ref<LogicalResult(raw_ostream &)> write) {
   return success();
 }
 
-LogicalResult run(MLIRContext &context) {
+LogicalResult run(MLIRContext &context, TimingScope &timing) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   std::string error;
@@ -138,7 +154,9 @@ LogicalResult run(MLIRContext &context) {
     return failure();
   }
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  TimingScope parseTiming = timing.nest("parse");
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  parseTiming.stop();
   if (!module)
     return failure();
 
@@ -163,7 +181,7 @@ LogicalResult run(MLIRContext &context) {
     if (emit == Emit::Plan)
       keepDir = outputName;
     FailureOr<SmallVector<ArgumentInfo>> args =
-        compileModel(*module, options, keepDir);
+        compileModel(*module, options, keepDir, timing);
     if (failed(args))
       return failure();
     modelArgs = std::move(*args);
@@ -175,7 +193,9 @@ LogicalResult run(MLIRContext &context) {
       return success();
     });
 
+  TimingScope prepareTiming = timing.nest("prepare for lowering");
   FailureOr<SmallVector<CommKey>> communicators = prepareForLowering(*module);
+  prepareTiming.stop();
   if (failed(communicators))
     return failure();
   if (emit != Emit::Plan) {
@@ -183,7 +203,7 @@ LogicalResult run(MLIRContext &context) {
                        : emit == Emit::Lowered ? LoweredForm::LLVMDialect
                                                : LoweredForm::LLVMIR;
     return writeOutput(
-        [&](raw_ostream &os) { return printLowered(*module, form, os); });
+        [&](raw_ostream &os) { return printLowered(*module, form, os, timing); });
   }
 
   if (outputName.empty()) {
@@ -195,7 +215,8 @@ LogicalResult run(MLIRContext &context) {
            << "piper-compile: a plan is compiled from a model (its arguments "
               "decide initialisation and data); this module already holds "
               "device programs";
-  return compilePlan(*module, modelArgs, *communicators, options, outputName);
+  return compilePlan(*module, modelArgs, *communicators, options, outputName,
+                     timing);
 }
 
 } // namespace
@@ -210,9 +231,23 @@ int main(int argc, char **argv) {
       argc, argv,
       "piper-compile: a model and a strategy to a plan of native code per "
       "device role\n");
-  MLIRContext context(registry);
+  // Each program is lowered and emitted on a thread of the context's pool
+  // (declared first: it must outlive the context).
+  std::optional<llvm::DefaultThreadPool> pool;
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  if (jobs != 1) {
+    pool.emplace(llvm::hardware_concurrency(jobs));
+    context.setThreadPool(*pool);
+  }
   // One located line per error: never the whole function the error is on.
   context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
-  return failed(run(context)) ? 1 : 0;
+  // The report is printed when the manager goes, after the root scope.
+  DefaultTimingManager timingManager;
+  timingManager.setEnabled(timing);
+  timingManager.setDisplayMode(DefaultTimingManager::DisplayMode::Tree);
+  TimingScope root = timingManager.getRootScope();
+  LogicalResult result = run(context, root);
+  root.stop();
+  return failed(result) ? 1 : 0;
 }

@@ -17,6 +17,9 @@
 //
 // Problems with the IR are diagnostics at their location; problems with
 // files and the linker are printed to llvm::errs() as "piper-compile: ...".
+// Each stage nests its timers (every MLIR pass, then LLVM's translation, O2,
+// codegen and the link) in the `timing` scope it is given; a default
+// TimingScope times nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +31,7 @@
 #include "piper/Interpreter/Inputs.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -53,7 +57,7 @@ struct CompileOptions {
 /// initialisation and data come from).
 FailureOr<SmallVector<ArgumentInfo>>
 compileModel(ModuleOp module, const CompileOptions &options,
-             const std::optional<std::string> &keepDir);
+             const std::optional<std::string> &keepDir, TimingScope &timing);
 
 /// Readies the device programs of `module` to be lowered one at a time:
 /// numbers the communicators over all of them and stamps each send and
@@ -73,7 +77,7 @@ enum class LoweredForm {
 /// Prints every program of the prepared `module`, each lowered alone, to
 /// `os` in program order.
 LogicalResult printLowered(ModuleOp module, LoweredForm form,
-                           llvm::raw_ostream &os);
+                           llvm::raw_ostream &os, TimingScope &timing);
 
 /// Writes the plan directory `planDir` (created if needed): one
 /// <program>.so per program of the prepared `module` and plan.json.
@@ -81,7 +85,8 @@ LogicalResult printLowered(ModuleOp module, LoweredForm form,
 /// prepareForLowering.
 LogicalResult compilePlan(ModuleOp module, ArrayRef<ArgumentInfo> modelArgs,
                           ArrayRef<CommKey> communicators,
-                          const CompileOptions &options, StringRef planDir);
+                          const CompileOptions &options, StringRef planDir,
+                          TimingScope &timing);
 
 } // namespace mlir::piper
 

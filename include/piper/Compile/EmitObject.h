@@ -17,19 +17,29 @@
 #define PIPER_COMPILE_EMITOBJECT_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
 
 namespace mlir::piper {
 
+/// Registers the LLVM IR translations of the builtin and LLVM dialects with
+/// `context`: needed once before emitLLVMIR and emitObjectFile, which may
+/// then run on several threads for distinct modules.
+void registerObjectEmission(MLIRContext *context);
+
 /// Translates `module` (LLVM dialect) to LLVM IR, optimises it at O2 for the
-/// host and writes it to `os` as text.
-LogicalResult emitLLVMIR(ModuleOp module, llvm::raw_ostream &os);
+/// host and writes it to `os` as text. Only the packed entry points
+/// (`piper_entry_*`) stay external. The phases are timed under `timing`.
+LogicalResult emitLLVMIR(ModuleOp module, llvm::raw_ostream &os,
+                         TimingScope &timing);
 
 /// Translates `module` to LLVM IR, optimises it at O2 and writes a
-/// position-independent host object file to `objectPath`.
-LogicalResult emitObjectFile(ModuleOp module, const std::string &objectPath);
+/// position-independent host object file to `objectPath`, timing the
+/// translation, O2 and codegen under `timing`.
+LogicalResult emitObjectFile(ModuleOp module, const std::string &objectPath,
+                             TimingScope &timing);
 
 /// Links `objectPath` with the kernel library into the shared object
 /// `sharedPath` (clang-22 -shared); `error` gets the linker's complaint.

@@ -34,10 +34,10 @@ void buildFrontHalfPipeline(OpPassManager &pm,
                             StringRef strategyPath);
 
 /// Runs the front half on `module` (a model: one public function with
-/// parameters); errors are diagnostics.
+/// parameters), each pass timed under `timing`; errors are diagnostics.
 LogicalResult runFrontHalf(ModuleOp module,
                            const PiperOptimizerOptions &optimizer,
-                           StringRef strategyPath);
+                           StringRef strategyPath, TimingScope &timing);
 
 /// The transform script that `directives` names: the file itself when it
 /// is a transform script (.mlir), or the translation of Piper's JSON

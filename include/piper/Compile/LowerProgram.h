@@ -7,8 +7,9 @@
 //===----------------------------------------------------------------------===//
 //
 // Each device program becomes its own shared object, so each is lowered in a
-// clone of the module that holds only it (and the bodies it launches). What
-// it needs to know of the others travels on the IR beforehand:
+// clone of the module that holds only it (and the bodies it launches), and
+// the clones can be lowered on several threads. What it needs to know of
+// the others travels on the IR beforehand:
 // --piper-number-communicators and --piper-stamp-peer-roles
 // (piper/Dialect/Piper/Transforms/PlanAnnotations.h).
 //
@@ -19,6 +20,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/Timing.h"
 
 namespace mlir::piper {
 
@@ -31,11 +33,21 @@ enum class LoweringDepth {
   LLVM,
 };
 
-/// Lowers a clone of `module` holding only the program `program` (its
-/// communicators numbered and peer roles stamped). Returns null after
-/// emitting the lowering's diagnostics.
-OwningOpRef<ModuleOp> lowerProgram(ModuleOp module, StringRef program,
-                                   LoweringDepth depth);
+/// A clone of `module` holding only the program `program` (its
+/// communicators numbered and peer roles stamped) and what it calls.
+OwningOpRef<ModuleOp> cloneProgram(ModuleOp module, StringRef program);
+
+/// Lowers a module from cloneProgram in place, each pass timed under
+/// `timing`, and verifies the result (once: not after each pass); fails
+/// after emitting the lowering's diagnostics. Distinct
+/// modules may be lowered on several threads at once after
+/// loadLoweringDialects.
+LogicalResult lowerProgramModule(ModuleOp programModule, LoweringDepth depth,
+                                 TimingScope &timing);
+
+/// Loads every dialect the lowering's passes create ops of, so that no pass
+/// manager loads one while others run (which MLIR does not allow).
+void loadLoweringDialects(MLIRContext *context);
 
 } // namespace mlir::piper
 

@@ -63,6 +63,11 @@ void populateConvertToKernelsPatterns(RewritePatternSet &patterns);
 /// memref inside a function; arith.addi only on scalars.
 void configureConvertToKernelsTarget(ConversionTarget &target);
 
+/// Splat tensor constants of more than one element out of the tensor IR:
+/// folded into the linalg.generic that reads them as a scalar, otherwise a
+/// linalg.fill (--piper-fold-splat-constants).
+void populateFoldSplatConstantsPatterns(RewritePatternSet &patterns);
+
 /// linalg.matmul on f32/f64 buffers to piper_k_gemm_<t> (BLAS) calls.
 void populateMatmulToBlasPatterns(RewritePatternSet &patterns);
 /// Whether --piper-matmul-to-blas replaces `op`.

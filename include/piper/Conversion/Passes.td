@@ -33,8 +33,9 @@ def ProgramToFuncPass : Pass<"piper-program-to-func", "::mlir::ModuleOp"> {
     microbatch input a `tensor.extract_slice` of it, so the host feeds
     whole tensors); `piper.launch` a call of the body (bracketed by
     `piper_trace_begin/end(index)`), of a clone of it on the operands'
-    local types under expert parallelism or ZeRO; `piper.sum` an ordered
-    add chain then the scale; `piper.send`/`piper.recv` and `piper.comm`
+    local types under expert parallelism or ZeRO; `piper.sum` one elementwise
+    `linalg.generic` adding the values in order, then multiplying by the
+    scale (a scalar of the body; none when it is 1); `piper.send`/`piper.recv` and `piper.comm`
     calls of the runtime's `piper_comm_*` entry points; `piper.record` and
     `piper.wait` `piper_comm_record/wait(event, stream)` when the program
     runs collectives (nothing otherwise: one thread runs the streams in
@@ -132,6 +133,58 @@ def ConvertToKernelsPass : Pass<"piper-convert-to-kernels",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def FoldSplatConstantsPass : Pass<"piper-fold-splat-constants",
+                                  "::mlir::ModuleOp"> {
+  let summary = "Make shape-sized splat constants scalars or fills, never "
+                "dense data";
+  let description = [{
+    Runs on tensors, after `piper-convert-to-kernels` and before
+    bufferization, which would make each splat tensor constant a
+    `memref.global` of the tensor's size: the plan's object would then grow
+    with the model (the microbatch scale `1/n` of every accumulated
+    gradient, a zero cotangent). An input of a `linalg.generic` that is a
+    splat (`arith.constant` or `linalg.fill` on tensors) is dropped and its
+    scalar used in the body, provided the remaining operands still give the
+    loop bounds; any other splat `arith.constant` tensor of more than one
+    element becomes `tensor.empty` + `linalg.fill`. Rank-0 and one-element
+    constants stay. Constants and fills left without readers are erased.
+
+    Example:
+
+    ```mlir
+    %s = arith.constant dense<2.500000e-01> : tensor<16x32xf64>
+    %y = linalg.generic {indexing_maps = [#id, #id, #id],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%g, %s : tensor<16x32xf64>, tensor<16x32xf64>)
+        outs(%e : tensor<16x32xf64>) {
+    ^bb0(%a: f64, %b: f64, %o: f64):
+      %m = arith.mulf %a, %b : f64
+      linalg.yield %m : f64
+    } -> tensor<16x32xf64>
+    ```
+
+    becomes
+
+    ```mlir
+    %c = arith.constant 2.500000e-01 : f64
+    %y = linalg.generic {indexing_maps = [#id, #id],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%g : tensor<16x32xf64>) outs(%e : tensor<16x32xf64>) {
+    ^bb0(%a: f64, %o: f64):
+      %m = arith.mulf %a, %c : f64
+      linalg.yield %m : f64
+    } -> tensor<16x32xf64>
+    ```
+
+    **Options:** none.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }
