@@ -20,6 +20,7 @@
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/IR/LegacyPassManager.h"
@@ -27,6 +28,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -58,6 +60,7 @@ std::unique_ptr<llvm::Module> translate(ModuleOp module,
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
   module->getContext()->appendDialectRegistry(registry);
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "piper-plan");
@@ -140,17 +143,20 @@ LogicalResult mlir::piper::linkSharedObject(const std::string &objectPath,
     error = "cannot find the linker driver '" PIPER_LINKER "' on PATH";
     return failure();
   }
-  std::vector<std::string> args = {*cc,
-                                   "-shared",
-                                   "-fuse-ld=lld",
-                                   "-o",
-                                   sharedPath,
-                                   objectPath,
-                                   PIPER_KERNELS_ARCHIVE,
-                                   PIPER_REFERENCE_ARCHIVE,
-                                   PIPER_OPENBLAS_LIBRARY,
-                                   "-lstdc++",
-                                   "-lm"};
+  std::vector<std::string> args = {
+      *cc,
+      "-shared",
+      "-fuse-ld=lld",
+      "-o",
+      sharedPath,
+      objectPath,
+      PIPER_KERNELS_ARCHIVE,
+      PIPER_REFERENCE_ARCHIVE,
+      PIPER_OPENBLAS_LIBRARY,
+      PIPER_OMP_LIBRARY,
+      "-Wl,-rpath," + llvm::sys::path::parent_path(PIPER_OMP_LIBRARY).str(),
+      "-lstdc++",
+      "-lm"};
   SmallVector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string message;
   int rc =

@@ -29,6 +29,10 @@
 
 #include <memory>
 
+namespace mlir::linalg {
+class LinalgOp;
+} // namespace mlir::linalg
+
 namespace mlir::piper {
 
 /// Not under `piper.`: the dialect verifies its own attribute names.
@@ -52,8 +56,24 @@ constexpr llvm::StringLiteral kEntryPrefix = "piper_entry_";
 /// linalg.generic ops built from the interface's scalar rules.
 void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns);
 
+/// The host CPU's choices for the generated kernels: the options of
+/// --piper-tile-linalg that buildLowerToLLVMPipeline passes. Another target
+/// lowers the same linalg with its own.
+struct HostKernelOptions {
+  /// The fewest iterations per thread's chunk of a parallel loop. Measured
+  /// on the 2-core development machine (bench/README.md): an OpenMP fork
+  /// and join costs about as much as 8,000 to 16,000 f32 elementwise
+  /// iterations, so a chunk of 32,768 (128 KiB of f32 per operand) pays
+  /// for it; smaller ops run on the calling thread.
+  int64_t parallelGrain = 32768;
+  /// The widest vector the host's instructions take (AVX-512: 64 bytes);
+  /// LLVM splits wider or narrower vectors for other hosts.
+  int64_t vectorBytes = 64;
+};
+
 /// The whole lowering as a pipeline on builtin.module.
-void buildLowerToLLVMPipeline(OpPassManager &pm);
+void buildLowerToLLVMPipeline(OpPassManager &pm,
+                              const HostKernelOptions &host = {});
 
 /// Piper ops on tensors to linalg and kernel-library calls (one pattern per
 /// op kind; --piper-convert-to-kernels).
@@ -67,6 +87,25 @@ void configureConvertToKernelsTarget(ConversionTarget &target);
 void populateMatmulToBlasPatterns(RewritePatternSet &patterns);
 /// Whether --piper-matmul-to-blas replaces `op`.
 bool isBlasMatmul(Operation *op);
+
+/// Single-use elementwise producers into their consumers, on tensors
+/// (--piper-fuse-elementwise).
+void populateFuseElementwisePatterns(RewritePatternSet &patterns);
+/// --piper-tile-linalg, step 1: `op` (on buffers, static loops) with at
+/// least 2 * `grain` iterations split over its outermost parallel loop into
+/// an scf.parallel of chunks of at least `grain` iterations; returns the
+/// chunk's op, or `op` itself when it stays whole.
+linalg::LinalgOp tileLinalgForThreads(RewriterBase &rewriter,
+                                      linalg::LinalgOp op, int64_t grain);
+/// --piper-tile-linalg, step 2: `op` tiled into 1 x ... x 1 x W scf.for
+/// tiles (W = `vectorBytes` / element size) and each tile vectorised;
+/// failure (and `op` unchanged) when its body or shape does not vectorise.
+LogicalResult tileAndVectorizeLinalg(RewriterBase &rewriter,
+                                     linalg::LinalgOp op, int64_t vectorBytes);
+/// What the vectorised tiles need before convert-vector-to-llvm: unit dims
+/// dropped, masks, permutations and reductions lowered, 1-D transfers to
+/// vector loads and stores.
+void populateLowerTiledVectorPatterns(RewritePatternSet &patterns);
 
 /// registerPiperConversionPasses(): every pass above, for opt tools.
 #define GEN_PASS_REGISTRATION
