@@ -60,7 +60,7 @@ trap 'rm -rf "$tmp"' EXIT
 compile_start=$(date +%s.%N)
 "$BIN/piper-compile" "$tmp/gpt.mlir" -o "$tmp/plan"
 compile_end=$(date +%s.%N)
-"$BIN/piper-run" "$tmp/plan" --steps=$((STEPS + 1)) --log="$tmp/log.jsonl" \
+"$BIN/piper-run" "$tmp/plan" --steps=$((STEPS + 1)) --threads="$THREADS" --log="$tmp/log.jsonl" \
   >/dev/null
 piper=$("$PYTHON" - "$tmp/log.jsonl" <<'PY'
 import json, statistics, sys

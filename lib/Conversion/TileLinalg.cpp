@@ -120,8 +120,11 @@ void vectorizeTiles(RewriterBase &rewriter, linalg::LinalgOp op,
       return;
   }
   rewriter.setInsertionPoint(tiled);
+  // The scalable flags are passed explicitly: LLVM 22's vectoriser reads
+  // one per vector size, also past the end of an empty list.
+  SmallVector<bool> fixedWidth(sizes.size(), false);
   FailureOr<linalg::VectorizationResult> result =
-      linalg::vectorize(rewriter, tiled, sizes);
+      linalg::vectorize(rewriter, tiled, sizes, fixedWidth);
   if (succeeded(result))
     rewriter.replaceOp(tiled, result->replacements);
 }
@@ -136,10 +139,7 @@ LogicalResult mlir::piper::tileAndVectorizeLinalg(RewriterBase &rewriter,
       !op.hasPureBufferSemantics() || op.getNumDpsInits() == 0)
     return failure();
   // A body the vectoriser cannot handle (a gather through memref.load, a
-  // call) keeps its loops. Fills too: LLVM turns their loops into memset,
-  // and its O2 pipeline (22.1, in-process, host CPU) rewrote our vector
-  // stores of zeros into <vscale x 16 x float> stores that x86 instruction
-  // selection then aborts on.
+  // call) keeps its loops. Fills too: LLVM turns their loops into memset.
   if (isa<linalg::FillOp>(op) || failed(linalg::vectorizeOpPrecondition(op)))
     return failure();
   Type element = getElementTypeOrSelf(op.getDpsInits()[0].getType());
@@ -171,17 +171,24 @@ LogicalResult mlir::piper::tileAndVectorizeLinalg(RewriterBase &rewriter,
   return success();
 }
 
-void mlir::piper::populateLowerTiledVectorPatterns(
+void mlir::piper::populateDropVectorUnitDimsPatterns(
     RewritePatternSet &patterns) {
-  // The vectoriser's n-D forms with unit outer dims (vector<1x1x8xf32>) to
-  // 1-D vectors and transfers, so the LLVM lowering sees plain vector
-  // loads and stores.
+  // The vectoriser's n-D forms with unit dims (vector<1x8xf32>, a reduction
+  // over a tile's unit loop) to 1-D vectors and transfers, before anything
+  // is lowered: mixed with the lowering patterns below, the reduction
+  // lowering and the unit-dim folds rewrite each other without end.
+  vector::MultiDimReductionOp::getCanonicalizationPatterns(
+      patterns, patterns.getContext());
   vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
   vector::populateVectorTransferDropUnitDimsPatterns(patterns);
+}
+
+void mlir::piper::populateLowerTiledVectorPatterns(
+    RewritePatternSet &patterns) {
+  // What is left to plain vector loads, stores and reductions, which
+  // convert-vector-to-llvm takes.
   vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
   vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-  // Needed with the others: without it the unit-dim patterns and the
-  // multi_reduction's folds rewrite each other without end.
   vector::populateVectorMultiReductionLoweringPatterns(
       patterns, vector::VectorMultiReductionLowering::InnerReduction);
   vector::populateVectorBroadcastLoweringPatterns(patterns);
@@ -209,17 +216,20 @@ struct TileLinalgPass : mlir::piper::impl::TileLinalgPassBase<TileLinalgPass> {
     }
     if (!vectorized)
       return;
-    RewritePatternSet patterns(&getContext());
-    mlir::piper::populateLowerTiledVectorPatterns(patterns);
-    // A bound on the rewrites, so that a pattern pair that undoes each
-    // other fails the pass instead of growing the IR without end.
+    // A bound on the rewrites, so that patterns that undo each other fail
+    // the pass instead of growing the IR without end.
     GreedyRewriteConfig config;
-    config.setMaxNumRewrites(1 << 22);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config))) {
-      getOperation().emitError("the vector cleanup of piper-tile-linalg did "
-                               "not converge");
-      signalPassFailure();
+    config.setMaxNumRewrites(1 << 16);
+    for (auto populate : {mlir::piper::populateDropVectorUnitDimsPatterns,
+                          mlir::piper::populateLowerTiledVectorPatterns}) {
+      RewritePatternSet patterns(&getContext());
+      populate(patterns);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                       config))) {
+        getOperation().emitError("the vector clean-up of piper-tile-linalg "
+                                 "did not converge");
+        return signalPassFailure();
+      }
     }
   }
 };

@@ -102,9 +102,10 @@ linalg::LinalgOp tileLinalgForThreads(RewriterBase &rewriter,
 /// failure (and `op` unchanged) when its body or shape does not vectorise.
 LogicalResult tileAndVectorizeLinalg(RewriterBase &rewriter,
                                      linalg::LinalgOp op, int64_t vectorBytes);
-/// What the vectorised tiles need before convert-vector-to-llvm: unit dims
-/// dropped, masks, permutations and reductions lowered, 1-D transfers to
-/// vector loads and stores.
+/// The vectorised tiles' unit dims dropped (first, on their own).
+void populateDropVectorUnitDimsPatterns(RewritePatternSet &patterns);
+/// Then what they need before convert-vector-to-llvm: masks, permutations
+/// and reductions lowered, 1-D transfers to vector loads and stores.
 void populateLowerTiledVectorPatterns(RewritePatternSet &patterns);
 
 /// registerPiperConversionPasses(): every pass above, for opt tools.
