@@ -60,11 +60,13 @@ void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns);
 /// --piper-tile-linalg that buildLowerToLLVMPipeline passes. Another target
 /// lowers the same linalg with its own.
 struct HostKernelOptions {
-  /// The fewest iterations per thread's chunk of a parallel loop. Measured
-  /// on the 2-core development machine (bench/README.md): an OpenMP fork
-  /// and join costs about as much as 8,000 to 16,000 f32 elementwise
-  /// iterations, so a chunk of 32,768 (128 KiB of f32 per operand) pays
-  /// for it; smaller ops run on the calling thread.
+  /// The fewest iterations per thread's chunk of a parallel loop. A fork
+  /// and join of a warm libomp team costs a few microseconds; 32,768
+  /// elementwise f32 iterations (128 KiB per operand) take 10 to 30 us on
+  /// one core, so a chunk pays for it several times over, and ops under
+  /// twice that (most of a tiny model's) stay on the calling thread. An
+  /// estimate, not a tuned value: the development machine was too loaded
+  /// to measure the crossover (bench/README.md).
   int64_t parallelGrain = 32768;
   /// The widest vector the host's instructions take (AVX-512: 64 bytes);
   /// LLVM splits wider or narrower vectors for other hosts.

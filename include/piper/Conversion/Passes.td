@@ -207,15 +207,19 @@ def LowerToLLVMPass : Pass<"piper-lower-to-llvm", "::mlir::ModuleOp"> {
   let description = [{
     The whole back half as one pass (`buildLowerToLLVMPipeline`):
     `piper-program-to-func`, `piper-convert-to-kernels`, `symbol-dce`,
+    `piper-fuse-elementwise`,
     `one-shot-bufferize{bufferize-function-boundaries
     function-boundary-type-conversion=identity-layout-map}`,
     `buffer-results-to-out-params{hoist-static-allocs
     modify-public-functions}`, `buffer-deallocation-pipeline`,
     `piper-matmul-to-blas`, `convert-bufferization-to-memref`,
-    `convert-linalg-to-loops`, `lower-affine`, `convert-scf-to-cf`,
-    `expand-strided-metadata`, `lower-affine`,
-    `finalize-memref-to-llvm{use-generic-functions}`,
-    `convert-arith-to-llvm`, `convert-func-to-llvm`, `convert-cf-to-llvm`,
+    `piper-tile-linalg{parallel-grain=32768 vector-bytes=64}` (the host's
+    `HostKernelOptions`), `convert-linalg-to-loops`,
+    `piper-parallel-to-openmp`, `convert-vector-to-scf`, `lower-affine`,
+    `convert-scf-to-cf`, `expand-strided-metadata`, `lower-affine`,
+    `convert-vector-to-llvm`, `finalize-memref-to-llvm{use-generic-functions}`,
+    `convert-math-to-llvm`, `convert-arith-to-llvm`,
+    `convert-openmp-to-llvm`, `convert-func-to-llvm`, `convert-cf-to-llvm`,
     `convert-index-to-llvm`, `reconcile-unrealized-casts` and
     `piper-packed-entry`. Results become caller-allocated out-parameters,
     so the host owns every buffer it sees; allocations go through MLIR's
