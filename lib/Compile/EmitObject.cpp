@@ -143,20 +143,23 @@ LogicalResult mlir::piper::linkSharedObject(const std::string &objectPath,
     error = "cannot find the linker driver '" PIPER_LINKER "' on PATH";
     return failure();
   }
-  std::vector<std::string> args = {
-      *cc,
-      "-shared",
-      "-fuse-ld=lld",
-      "-o",
-      sharedPath,
-      objectPath,
-      PIPER_KERNELS_ARCHIVE,
-      PIPER_REFERENCE_ARCHIVE,
-      PIPER_OPENBLAS_LIBRARY,
-      PIPER_OMP_LIBRARY,
-      "-Wl,-rpath," + llvm::sys::path::parent_path(PIPER_OMP_LIBRARY).str(),
-      "-lstdc++",
-      "-lm"};
+  // libomp (the generated parallel loops) lives in LLVM's directory, which
+  // the dynamic loader does not search.
+  std::string ompRpath =
+      "-Wl,-rpath," + llvm::sys::path::parent_path(PIPER_OMP_LIBRARY).str();
+  std::vector<std::string> args = {*cc,
+                                   "-shared",
+                                   "-fuse-ld=lld",
+                                   "-o",
+                                   sharedPath,
+                                   objectPath,
+                                   PIPER_KERNELS_ARCHIVE,
+                                   PIPER_REFERENCE_ARCHIVE,
+                                   PIPER_OPENBLAS_LIBRARY,
+                                   PIPER_OMP_LIBRARY,
+                                   ompRpath,
+                                   "-lstdc++",
+                                   "-lm"};
   SmallVector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string message;
   int rc =
