@@ -21,6 +21,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Support/Timing.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/IR/InstrTypes.h"
@@ -29,6 +30,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -147,6 +149,7 @@ void mlir::piper::registerObjectEmission(MLIRContext *context) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
   context->appendDialectRegistry(registry);
 }
 
@@ -191,6 +194,10 @@ LogicalResult mlir::piper::linkSharedObject(const std::string &objectPath,
     error = "cannot find the linker driver '" PIPER_LINKER "' on PATH";
     return failure();
   }
+  // libomp (the generated parallel loops) lives in LLVM's directory, which
+  // the dynamic loader does not search.
+  std::string ompRpath =
+      "-Wl,-rpath," + llvm::sys::path::parent_path(PIPER_OMP_LIBRARY).str();
   std::vector<std::string> args = {*cc,
                                    "-shared",
                                    "-fuse-ld=lld",
@@ -200,6 +207,8 @@ LogicalResult mlir::piper::linkSharedObject(const std::string &objectPath,
                                    PIPER_KERNELS_ARCHIVE,
                                    PIPER_REFERENCE_ARCHIVE,
                                    PIPER_OPENBLAS_LIBRARY,
+                                   PIPER_OMP_LIBRARY,
+                                   ompRpath,
                                    "-lstdc++",
                                    "-lm"};
   SmallVector<llvm::StringRef> argRefs(args.begin(), args.end());

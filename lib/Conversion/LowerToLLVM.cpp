@@ -15,12 +15,19 @@
 //   buffer-results-to-out-params{hoist-static-allocs modify-public-functions}
 //   buffer-deallocation-pipeline
 //   piper-matmul-to-blas
-//   convert-bufferization-to-memref, convert-linalg-to-loops, lower-affine,
+//   convert-bufferization-to-memref,
+//   piper-tile-linalg{parallel-grain vector-bytes}, convert-linalg-to-loops,
+//   piper-parallel-to-openmp, convert-vector-to-scf, lower-affine,
 //   convert-scf-to-cf, expand-strided-metadata, lower-affine,
-//   finalize-memref-to-llvm{use-generic-functions}, convert-arith-to-llvm,
+//   convert-vector-to-llvm, finalize-memref-to-llvm{use-generic-functions},
+//   convert-math-to-llvm, convert-arith-to-llvm, convert-openmp-to-llvm,
 //   convert-func-to-llvm,
 //   convert-cf-to-llvm, convert-index-to-llvm, reconcile-unrealized-casts
 //   piper-packed-entry
+//
+// with piper-fuse-elementwise on tensors right after the kernels. The host
+// CPU's tiling choices (HostKernelOptions) are the options of
+// piper-tile-linalg; the kernels themselves stay target-independent linalg.
 //
 // Results become caller-allocated out-parameters so the host owns every
 // buffer it sees and the plan frees all of its temporaries each step. The
@@ -44,8 +51,11 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -56,6 +66,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
@@ -215,11 +226,13 @@ void mlir::piper::populateMatmulToBlasPatterns(RewritePatternSet &patterns) {
   patterns.add<MatmulToGemmCall>(patterns.getContext());
 }
 
-void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm) {
+void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm,
+                                           const HostKernelOptions &host) {
   pm.addPass(createProgramToFuncPass());
   pm.addPass(createConvertToKernelsPass());
   pm.addPass(createFoldSplatConstantsPass());
   pm.addPass(createSymbolDCEPass());
+  pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -234,16 +247,24 @@ void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm) {
 
   pm.addPass(createMatmulToBlasPass());
   pm.addPass(createConvertBufferizationToMemRefPass());
+  TileLinalgPassOptions tiling;
+  tiling.parallelGrain = host.parallelGrain;
+  tiling.vectorBytes = host.vectorBytes;
+  pm.addNestedPass<func::FuncOp>(createTileLinalgPass(tiling));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createParallelToOpenMPPass());
+  pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
@@ -262,4 +283,7 @@ void mlir::piper::registerPiperConversionInterfaces(DialectRegistry &registry) {
       registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  // linalg::splitOp in --piper-tile-linalg (a loop's vector-width part and
+  // its tail).
+  linalg::registerTilingInterfaceExternalModels(registry);
 }

@@ -16,6 +16,7 @@
 #include "MemRef.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 using namespace piper::kernels;
 
@@ -48,6 +49,14 @@ template <typename T> void gemmLoops(MemRef a, MemRef b, MemRef c) {
   MemRef { n##R, n##D }
 
 extern "C" {
+
+// OpenBLAS keeps one pool per process; omp_set_num_threads sets the team
+// size of the parallel regions the calling thread starts (the thread that
+// runs the plan's entry).
+void piper_k_set_threads(int threads) {
+  openblas_set_num_threads(threads);
+  omp_set_num_threads(threads);
+}
 
 void piper_k_gemm_f64(MR(a), MR(b), MR(c)) {
   MemRef A = M(a), B = M(b), C = M(c);

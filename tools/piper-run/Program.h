@@ -26,6 +26,8 @@ struct Program {
   void (*entry)(void **) = nullptr;
   const char *(*lastError)() = nullptr;
   void (*clearError)() = nullptr;
+  /// Sets the threads of the plan's BLAS calls and parallel loops.
+  void (*setThreads)(int) = nullptr;
 
   bool load(const std::string &directory, const plan::Role &role,
             std::string &error) {
@@ -44,6 +46,8 @@ struct Program {
         dlsym(handle, "piper_kernels_last_error"));
     clearError = reinterpret_cast<void (*)()>(
         dlsym(handle, "piper_kernels_clear_error"));
+    setThreads =
+        reinterpret_cast<void (*)(int)>(dlsym(handle, "piper_k_set_threads"));
     if (!entry)
       error = path + " has no entry point '" + role.entry + "'";
     return entry != nullptr;

@@ -8,6 +8,7 @@
 //
 // piper-run PLAN_DIR [--steps=N] [--seed=S] [--log=FILE.jsonl]
 //                   [--params-out=FILE] [--trace=FILE] [--progress]
+//                   [--threads=N]
 //
 // Loads a plan written by piper-compile, initialises parameters exactly as
 // the interpreter does (Init.h: pure functions of seed, name and element),
@@ -39,6 +40,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <optional>
 #include <unistd.h>
 
 using namespace piper;
@@ -102,16 +104,69 @@ int fail(const std::string &message) {
   return 1;
 }
 
+/// Takes `--threads=N` / `--threads N` (one dash or two) out of argv.
+/// libLLVM.so registers a `threads` option of its own, so piper-run cannot
+/// declare a cl::opt of that name; its value is parsed here instead.
+std::optional<std::string> takeThreadsFlag(int &argc, char **argv) {
+  std::optional<std::string> value;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    llvm::StringRef name = arg.starts_with("--")  ? arg.drop_front(2)
+                           : arg.starts_with("-") ? arg.drop_front(1)
+                                                  : llvm::StringRef();
+    if (name == "threads") {
+      value = i + 1 < argc ? argv[++i] : "";
+      continue;
+    }
+    if (name.consume_front("threads=")) {
+      value = name.str();
+      continue;
+    }
+    argv[kept++] = argv[i];
+  }
+  argc = kept;
+  return value;
+}
+
+/// --threads's value, or the runtime's default without one; false if the
+/// value is not a positive integer.
+bool threadCount(const std::optional<std::string> &flag, int &threads,
+                 std::string &error) {
+  if (!flag) {
+    threads = piper_plan_default_threads();
+    return true;
+  }
+  unsigned value = 0;
+  if (llvm::StringRef(*flag).getAsInteger(10, value) || value == 0 ||
+      value > 4096) {
+    error = "--threads must be a positive integer (at most 4096), got '" +
+            *flag + "'";
+    return false;
+  }
+  threads = int(value);
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  std::optional<std::string> threadsFlag = takeThreadsFlag(argc, argv);
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "piper-run: trains a model with a plan compiled "
-                              "by piper-compile, printing the loss per step\n");
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "piper-run: trains a model with a plan compiled by piper-compile, "
+      "printing the loss per step\n\n"
+      "  --threads=N  threads of this rank's kernels, BLAS and generated "
+      "parallel loops alike (default: OMP_NUM_THREADS if set, else the cores "
+      "this rank may run on, shared with the node's other ranks when they are "
+      "not bound to their own; the count is in --log)\n");
   plan::Manifest manifest;
   std::string error;
+  int threads = 1;
+  if (!threadCount(threadsFlag, threads, error))
+    return fail(error);
   if (!plan::loadManifest(planDir, manifest, error))
     return fail(error);
   Job job;
@@ -131,6 +186,10 @@ int main(int argc, char **argv) {
   Program program;
   if (!program.load(planDir, role, error))
     return fail(error);
+  // On this thread, which runs the entry: OpenMP's team size is a property
+  // of the thread that opens the parallel regions.
+  if (program.setThreads)
+    program.setThreads(threads);
 
   // Every step argument lives here; parameters and state persist (state
   // starts at zero).
@@ -213,7 +272,8 @@ int main(int argc, char **argv) {
     if (log && job.rank == 0)
       *log << "{\"step\": " << s
            << ", \"loss\": " << llvm::format("%.17g", loss)
-           << ", \"seconds\": " << llvm::format("%.6f", seconds) << "}\n";
+           << ", \"seconds\": " << llvm::format("%.6f", seconds)
+           << ", \"threads\": " << threads << "}\n";
     // Updated parameters and state become next step's arguments.
     for (int64_t j : role.outputs)
       if (std::optional<int64_t> target = manifest.results[j].updates)

@@ -29,6 +29,10 @@
 
 #include <memory>
 
+namespace mlir::linalg {
+class LinalgOp;
+} // namespace mlir::linalg
+
 namespace mlir::piper {
 
 /// Not under `piper.`: the dialect verifies its own attribute names.
@@ -52,8 +56,26 @@ constexpr llvm::StringLiteral kEntryPrefix = "piper_entry_";
 /// linalg.generic ops built from the interface's scalar rules.
 void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns);
 
+/// The host CPU's choices for the generated kernels: the options of
+/// --piper-tile-linalg that buildLowerToLLVMPipeline passes. Another target
+/// lowers the same linalg with its own.
+struct HostKernelOptions {
+  /// The fewest iterations per thread's chunk of a parallel loop. A fork
+  /// and join of a warm libomp team costs a few microseconds; 32,768
+  /// elementwise f32 iterations (128 KiB per operand) take 10 to 30 us on
+  /// one core, so a chunk pays for it several times over, and ops under
+  /// twice that (most of a tiny model's) stay on the calling thread. An
+  /// estimate, not a tuned value: the development machine was too loaded
+  /// to measure the crossover (bench/README.md).
+  int64_t parallelGrain = 32768;
+  /// The widest vector the host's instructions take (AVX-512: 64 bytes);
+  /// LLVM splits wider or narrower vectors for other hosts.
+  int64_t vectorBytes = 64;
+};
+
 /// The whole lowering as a pipeline on builtin.module.
-void buildLowerToLLVMPipeline(OpPassManager &pm);
+void buildLowerToLLVMPipeline(OpPassManager &pm,
+                              const HostKernelOptions &host = {});
 
 /// Piper ops on tensors to linalg and kernel-library calls (one pattern per
 /// op kind; --piper-convert-to-kernels).
@@ -72,6 +94,26 @@ void populateFoldSplatConstantsPatterns(RewritePatternSet &patterns);
 void populateMatmulToBlasPatterns(RewritePatternSet &patterns);
 /// Whether --piper-matmul-to-blas replaces `op`.
 bool isBlasMatmul(Operation *op);
+
+/// Single-use elementwise producers into their consumers, on tensors
+/// (--piper-fuse-elementwise).
+void populateFuseElementwisePatterns(RewritePatternSet &patterns);
+/// --piper-tile-linalg, step 1: `op` (on buffers, static loops) with at
+/// least 2 * `grain` iterations split over its outermost parallel loop into
+/// an scf.parallel of chunks of at least `grain` iterations; returns the
+/// chunk's op, or `op` itself when it stays whole.
+linalg::LinalgOp tileLinalgForThreads(RewriterBase &rewriter,
+                                      linalg::LinalgOp op, int64_t grain);
+/// --piper-tile-linalg, step 2: `op` tiled into 1 x ... x 1 x W scf.for
+/// tiles (W = `vectorBytes` / element size) and each tile vectorised;
+/// failure (and `op` unchanged) when its body or shape does not vectorise.
+LogicalResult tileAndVectorizeLinalg(RewriterBase &rewriter,
+                                     linalg::LinalgOp op, int64_t vectorBytes);
+/// The vectorised tiles' unit dims dropped (first, on their own).
+void populateDropVectorUnitDimsPatterns(RewritePatternSet &patterns);
+/// Then what they need before convert-vector-to-llvm: masks, permutations
+/// and reductions lowered, 1-D transfers to vector loads and stores.
+void populateLowerTiledVectorPatterns(RewritePatternSet &patterns);
 
 /// registerPiperConversionPasses(): every pass above, for opt tools.
 #define GEN_PASS_REGISTRATION

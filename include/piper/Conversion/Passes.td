@@ -260,15 +260,19 @@ def LowerToLLVMPass : Pass<"piper-lower-to-llvm", "::mlir::ModuleOp"> {
   let description = [{
     The whole back half as one pass (`buildLowerToLLVMPipeline`):
     `piper-program-to-func`, `piper-convert-to-kernels`, `symbol-dce`,
+    `piper-fuse-elementwise`,
     `one-shot-bufferize{bufferize-function-boundaries
     function-boundary-type-conversion=identity-layout-map}`,
     `buffer-results-to-out-params{hoist-static-allocs
     modify-public-functions}`, `buffer-deallocation-pipeline`,
     `piper-matmul-to-blas`, `convert-bufferization-to-memref`,
-    `convert-linalg-to-loops`, `lower-affine`, `convert-scf-to-cf`,
-    `expand-strided-metadata`, `lower-affine`,
-    `finalize-memref-to-llvm{use-generic-functions}`,
-    `convert-arith-to-llvm`, `convert-func-to-llvm`, `convert-cf-to-llvm`,
+    `piper-tile-linalg{parallel-grain=32768 vector-bytes=64}` (the host's
+    `HostKernelOptions`), `convert-linalg-to-loops`,
+    `piper-parallel-to-openmp`, `convert-vector-to-scf`, `lower-affine`,
+    `convert-scf-to-cf`, `expand-strided-metadata`, `lower-affine`,
+    `convert-vector-to-llvm`, `finalize-memref-to-llvm{use-generic-functions}`,
+    `convert-math-to-llvm`, `convert-arith-to-llvm`,
+    `convert-openmp-to-llvm`, `convert-func-to-llvm`, `convert-cf-to-llvm`,
     `convert-index-to-llvm`, `reconcile-unrealized-casts` and
     `piper-packed-entry`. Results become caller-allocated out-parameters,
     so the host owns every buffer it sees; allocations go through MLIR's
@@ -280,6 +284,103 @@ def LowerToLLVMPass : Pass<"piper-lower-to-llvm", "::mlir::ModuleOp"> {
 
     **Options:** none.
   }];
+}
+
+def FuseElementwisePass
+    : Pass<"piper-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise linalg producers into their consumers";
+  let description = [{
+    Runs on tensors, after `piper-convert-to-kernels` and before
+    bufferization: upstream's elementwise fusion
+    (`linalg::populateElementwiseOpsFusionPatterns`) merges a
+    `linalg.generic` with parallel loops into each `linalg.generic`
+    (parallel or reduction) that reads its result, when that result has no
+    other use, so the intermediate tensor is never written to memory.
+    Fusing a producer with several users would compute it once per user,
+    so those stay apart. Unlike upstream's `linalg-fuse-elementwise-ops`
+    it adds no reshape propagation and no constant folding (which would
+    materialise shape-sized constants in the plan).
+
+    Example: `%t = exp(%x)` then `%y = %t * %z`, `%t` used once, become
+    one `linalg.generic` computing `exp(%x) * %z`.
+
+    **Options:** none.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def TileLinalgPass : Pass<"piper-tile-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Tile linalg ops on buffers into threads and vectors";
+  let description = [{
+    Runs on buffers, after `piper-matmul-to-blas` (the GEMMs are BLAS
+    calls by then). For every remaining linalg op with a static iteration
+    space:
+
+    1. Threads: when the op has at least `parallel-grain` iterations, its
+       outermost parallel loop of more than one iteration is tiled into an
+       `scf.parallel` whose chunks each hold at least `parallel-grain`
+       iterations (later OpenMP's work-sharing loop). Smaller ops stay on
+       the calling thread, so they pay no fork and join. Only parallel
+       loops are split across threads: every output element is computed by
+       one thread in the same order whatever the thread count.
+    2. Vectors: the op (or each thread's tile of it) is tiled into
+       `scf.for` loops of `1 x ... x 1 x W` tiles, `W` =
+       `vector-bytes` / the element size (capped at the innermost extent),
+       and each tile is vectorised (`linalg::vectorize`, masked where the
+       extent is not a multiple of `W`); a tile the vectoriser does not
+       handle stays a linalg op and becomes loops later.
+
+    The tiling choices are options, not constants: the CPU pipeline
+    (`buildLowerToLLVMPipeline`) sets them for the host, and another target
+    can reuse the same linalg with its own.
+
+    Example: `piper-opt --piper-tile-linalg="parallel-grain=4096
+    vector-bytes=32"` turns a `linalg.generic` over `memref<256x64xf32>`
+    into `scf.parallel` over 4 chunks of 64 rows, each an `scf.for` nest
+    over `vector<1x8xf32>` tiles (`vector.transfer_read`, the body on
+    vectors, `vector.transfer_write`).
+
+    **Options:**
+    - `parallel-grain` (default 0: no threads): the fewest iterations a
+      thread's chunk holds; ops smaller than that run on one thread.
+    - `vector-bytes` (default 0: no vectors): the vector register width in
+      bytes.
+  }];
+  let options = [
+    Option<"parallelGrain", "parallel-grain", "int64_t", /*default=*/"0",
+           "Fewest iterations per thread's chunk (0: no threads)">,
+    Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"0",
+           "Vector register width in bytes (0: no vectorisation)">,
+  ];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::affine::AffineDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::arith::ArithDialect"
+  ];
+}
+
+def ParallelToOpenMPPass
+    : Pass<"piper-parallel-to-openmp", "::mlir::ModuleOp"> {
+  let summary = "Lower scf.parallel to OpenMP work-sharing loops";
+  let description = [{
+    Upstream `convert-scf-to-openmp` (each `scf.parallel` becomes
+    `omp.parallel` around an `omp.wsloop`), then the
+    `memref.alloca_scope` that pass wraps every loop body in is inlined
+    when the body allocates nothing on the stack (the lowering's bodies
+    never do), so `convert-scf-to-cf` can later split the body into
+    blocks. No thread count is written into the code: the OpenMP
+    runtime's, which `piper-run --threads` sets, decides the team size.
+
+    Example: `scf.parallel (%i) = (%c0) to (%c256) step (%c64) { ... }`
+    becomes `omp.parallel { omp.wsloop { omp.loop_nest (%i) : index =
+    (%c0) to (%c256) step (%c64) { ... } } }`.
+
+    **Options:** none.
+  }];
+  let dependentDialects = [
+    "::mlir::omp::OpenMPDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::LLVM::LLVMDialect"
+  ];
 }
 
 #endif // PIPER_CONVERSION_PASSES_TD

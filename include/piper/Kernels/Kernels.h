@@ -56,6 +56,9 @@ extern "C" {
 const char *piper_kernels_last_error(void);
 /// Forgets the recorded error.
 void piper_kernels_clear_error(void);
+/// Threads of the calling thread's kernels: OpenBLAS's and the OpenMP team
+/// of the generated parallel loops (Gemm.cpp).
+void piper_k_set_threads(int threads);
 
 #ifdef __cplusplus
 }

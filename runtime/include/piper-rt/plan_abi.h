@@ -303,6 +303,15 @@ typedef struct piper_plan_buffer_stats {
 piper_rt_status piper_plan_session_buffer_stats(piper_plan_session session,
                                                 piper_plan_buffer_stats *stats);
 
+/// The kernels' thread count for this rank when the driver is given none:
+/// OMP_NUM_THREADS if it is a positive integer; else the cores of the
+/// process's affinity mask, all of them when the mask is smaller than the
+/// machine (the launcher bound the rank), else divided by the ranks on this
+/// node (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or
+/// SLURM_NTASKS_PER_NODE); at least 1. The driver applies it through the
+/// plan's piper_k_set_threads (BLAS and the generated parallel loops).
+int piper_plan_default_threads(void);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif
