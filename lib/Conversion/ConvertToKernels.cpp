@@ -237,6 +237,7 @@ void mlir::piper::populateConvertToKernelsPatterns(
                AddIToLinalg, LinearToLinalg, MatmulToLinalg, RejectUnsupported>(
       context);
   populateElementwiseToLinalgPatterns(patterns);
+  populateAttentionToLinalgPatterns(patterns);
   populateKernelCallPatterns(patterns);
 }
 

@@ -86,13 +86,6 @@ void layernormK(MemRef x, MemRef w, MemRef b, MemRef o, double eps) {
              ref::layernorm(Io<T>::in(x), Io<T>::in(w), Io<T>::in(b), eps, r),
              r, o);
 }
-template <typename T>
-void attentionK(MemRef q, MemRef k, MemRef v, MemRef o, int64_t heads) {
-  ref::Tensor r;
-  Io<T>::out("attention",
-             ref::attention(Io<T>::in(q), Io<T>::in(k), Io<T>::in(v), heads, r),
-             r, o);
-}
 template <typename T> void embeddingK(MemRef table, MemRef ids, MemRef o) {
   ref::Tensor r;
   Io<T>::out("embedding", ref::embedding(Io<T>::in(table), Io<T>::idx(ids), r),
@@ -199,15 +192,6 @@ void vjpLayernormK(int wrt, MemRef x, MemRef w, MemRef b, MemRef dy, MemRef o,
                       ? ref::layernormBackwardInput(X, W, B, eps, DY, g)
                       : ref::layernormBackwardWeight(X, W, B, eps, DY, dw, db);
   Io<T>::out("vjp layernorm", s, wrt == 0 ? g : wrt == 1 ? dw : db, o);
-}
-template <typename T>
-void vjpAttentionK(int wrt, MemRef q, MemRef k, MemRef v, MemRef dy, MemRef o,
-                   int64_t heads) {
-  ref::Tensor dq, dk, dv;
-  ref::Status s =
-      ref::attentionBackward(Io<T>::in(q), Io<T>::in(k), Io<T>::in(v), heads,
-                             Io<T>::in(dy), dq, dk, dv);
-  Io<T>::out("vjp attention", s, wrt == 0 ? dq : wrt == 1 ? dk : dv, o);
 }
 template <typename T>
 void vjpEmbeddingK(MemRef table, MemRef ids, MemRef dy, MemRef o) {
@@ -319,9 +303,6 @@ PIPER_KERNEL(rmsnorm, (MR(x), MR(w), MR(o), double eps), B)
 #define B(T) layernormK<T>(M(x), M(w), M(b), M(o), eps)
 PIPER_KERNEL(layernorm, (MR(x), MR(w), MR(b), MR(o), double eps), B)
 #undef B
-#define B(T) attentionK<T>(M(q), M(k), M(v), M(o), heads)
-PIPER_KERNEL(attention, (MR(q), MR(k), MR(v), MR(o), int64_t heads), B)
-#undef B
 #define B(T) embeddingK<T>(M(t), M(i), M(o))
 PIPER_KERNEL(embedding, (MR(t), MR(i), MR(o)), B)
 #undef B
@@ -385,15 +366,6 @@ PIPER_KERNEL(vjp_layernorm_1, (MR(x), MR(w), MR(b), MR(dy), MR(o), double eps),
              VJP_LN_B1)
 PIPER_KERNEL(vjp_layernorm_2, (MR(x), MR(w), MR(b), MR(dy), MR(o), double eps),
              VJP_LN_B2)
-#define VJP_ATT_B0(T) vjpAttentionK<T>(0, M(q), M(k), M(v), M(dy), M(o), heads)
-#define VJP_ATT_B1(T) vjpAttentionK<T>(1, M(q), M(k), M(v), M(dy), M(o), heads)
-#define VJP_ATT_B2(T) vjpAttentionK<T>(2, M(q), M(k), M(v), M(dy), M(o), heads)
-PIPER_KERNEL(vjp_attention_0,
-             (MR(q), MR(k), MR(v), MR(dy), MR(o), int64_t heads), VJP_ATT_B0)
-PIPER_KERNEL(vjp_attention_1,
-             (MR(q), MR(k), MR(v), MR(dy), MR(o), int64_t heads), VJP_ATT_B1)
-PIPER_KERNEL(vjp_attention_2,
-             (MR(q), MR(k), MR(v), MR(dy), MR(o), int64_t heads), VJP_ATT_B2)
 #define B(T) vjpEmbeddingK<T>(M(t), M(i), M(dy), M(o))
 PIPER_KERNEL(vjp_embedding_0, (MR(t), MR(i), MR(dy), MR(o)), B)
 #undef B

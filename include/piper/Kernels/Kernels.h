@@ -8,10 +8,11 @@
 //
 // The kernel library that native code produced by `--piper-lower-to-llvm`
 // calls for the piper ops whose semantics do not map cleanly onto linalg
-// yet (attention, norms, softmax, MoE routing, losses, their VJPs, the
-// optimizer updates) and for GEMMs (OpenBLAS). Elementwise ops (add, sub,
-// mul and the activations with an ElementwiseOpInterface) and their VJPs
-// have no kernel here: they lower to linalg.generic. Plain C++ with a C ABI and
+// yet (norms, softmax, MoE routing, losses, their VJPs, the optimizer
+// updates) and for GEMMs (OpenBLAS). Elementwise ops (add, sub, mul and the
+// activations with an ElementwiseOpInterface), attention and their VJPs
+// have no kernel here: they lower to linalg.generic (attention's GEMMs to
+// linalg.batch_matmul, which becomes piper_k_batch_gemm). Plain C++ with a C ABI and
 // no MLIR or LLVM: plan objects link it statically, and so will the MPI
 // runtime.
 //
@@ -27,6 +28,9 @@
 //   piper_k_<op>_<f32|f64>            forward of piper.<op>
 //   piper_k_vjp_<op>_<wrt>_<f32|f64>  piper.vjp of piper.<op> w.r.t. operand
 //   piper_k_gemm_<f32|f64>            C += A B on 2-D memrefs (BLAS)
+//   piper_k_batch_gemm_<f32|f64>      C[n] += op(A[n]) op(B[n]) on 3-D
+//                                     memrefs, then i64 transA, transB
+//                                     (op transposes when 1; BLAS per n)
 // where f32/f64 is the element type of the float tensors; integer tensors
 // (ids, labels, expert indices, AdamW step counts) are always i64.
 //
