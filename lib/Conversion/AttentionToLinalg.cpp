@@ -148,38 +148,10 @@ Value mergeHeads(OpBuilder &b, Location loc, Value x, const AttentionShape &s,
                           });
 }
 
-/// Per batch n: op(a[n]) op(b[n]) into a fresh [N, m, n] tensor of `acc`
-/// (op transposes when `transA`/`transB`), as one linalg.batch_matmul whose
-/// indexing maps say which operand is read transposed.
+/// Per batch n: op(lhs[n]) op(rhs[n]) in `acc` (buildBatchMatmul).
 Value batchGemm(OpBuilder &b, Location loc, Value lhs, Value rhs, bool transA,
                 bool transB, FloatType acc) {
-  auto lt = cast<RankedTensorType>(lhs.getType());
-  auto rt = cast<RankedTensorType>(rhs.getType());
-  int64_t m = lt.getDimSize(transA ? 2 : 1);
-  int64_t n = rt.getDimSize(transB ? 1 : 2);
-  auto outType = RankedTensorType::get({lt.getDimSize(0), m, n}, acc);
-  Value init = filled(b, loc, outType, 0.0);
-  SmallVector<NamedAttribute> attrs;
-  if (transA || transB) {
-    // (batch, m, n, k), as linalg.batch_matmul's default maps.
-    MLIRContext *ctx = b.getContext();
-    AffineExpr d0, d1, d2, d3;
-    bindDims(ctx, d0, d1, d2, d3);
-    auto map = [&](ArrayRef<AffineExpr> r) {
-      return AffineMapAttr::get(AffineMap::get(4, 0, r, ctx));
-    };
-    attrs.push_back(b.getNamedAttr(
-        "indexing_maps",
-        b.getArrayAttr({map(transA ? ArrayRef<AffineExpr>{d0, d3, d1}
-                                   : ArrayRef<AffineExpr>{d0, d1, d3}),
-                        map(transB ? ArrayRef<AffineExpr>{d0, d2, d3}
-                                   : ArrayRef<AffineExpr>{d0, d3, d2}),
-                        map({d0, d1, d2})})));
-  }
-  return linalg::BatchMatmulOp::create(b, loc, TypeRange{outType},
-                                       ValueRange{lhs, rhs}, ValueRange{init},
-                                       attrs)
-      .getResult(0);
+  return buildBatchMatmul(b, loc, lhs, rhs, transA, transB, acc);
 }
 
 /// Whether column j of row i is visible under the causal mask (j <= i),

@@ -238,6 +238,7 @@ void mlir::piper::populateConvertToKernelsPatterns(
       context);
   populateElementwiseToLinalgPatterns(patterns);
   populateAttentionToLinalgPatterns(patterns);
+  populateBatchedMatmulToLinalgPatterns(patterns);
   populateKernelCallPatterns(patterns);
 }
 

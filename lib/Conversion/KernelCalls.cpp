@@ -37,7 +37,7 @@ template <typename... Ops> struct OpList {
   }
 };
 using KernelOps =
-    OpList<MatmulOp, LinearOp, SoftmaxOp, RmsNormOp, LayerNormOp, EmbeddingOp, CrossEntropyOp, ReshapeOp, TransposeOp, RouterOp,
+    OpList<SoftmaxOp, RmsNormOp, LayerNormOp, EmbeddingOp, CrossEntropyOp, ReshapeOp, TransposeOp, RouterOp,
            DispatchOp, ExpertFfnOp, CombineOp, SgdUpdateOp, AdamWUpdateOp>;
 
 StringRef suffix(FloatType t) { return t.isF32() ? "f32" : "f64"; }
@@ -99,8 +99,6 @@ struct KernelCall : ConversionPattern {
     if (failed(elt))
       return failure();
     std::string base = op->getName().stripDialect().str();
-    if (auto linear = dyn_cast<LinearOp>(op); linear && linear.getBias())
-      base = "linear_bias";
     SmallVector<Value> scalars = kernelScalars(op, rewriter);
     std::string name = "piper_k_" + base + "_" + suffix(*elt).str();
     rewriter.replaceOp(op, callShim(rewriter, op->getLoc(),

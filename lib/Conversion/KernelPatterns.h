@@ -46,6 +46,16 @@ Value buildElementwise(
 Value buildMatmul(OpBuilder &b, Location loc, Value x, Value w, Value bias,
                   Type resultType);
 
+/// C[n] = op(lhs[n]) op(rhs[n]) for rank-3 tensors as linalg.fill +
+/// linalg.batch_matmul into a fresh tensor of `resultElt` (op transposes
+/// when transA/transB, by the op's indexing maps).
+Value buildBatchMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                       bool transA, bool transB, Type resultElt);
+
+/// matmul with lhs of rank > 2, linear of a vector, and the VJP of such a
+/// matmul as linalg (BatchedMatmulToLinalg.cpp).
+void populateBatchedMatmulToLinalgPatterns(RewritePatternSet &patterns);
+
 /// piper.attention and its piper.vjp as linalg.batch_matmul and softmax
 /// generics on tensors (AttentionToLinalg.cpp).
 void populateAttentionToLinalgPatterns(RewritePatternSet &patterns);

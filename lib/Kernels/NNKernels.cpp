@@ -55,20 +55,6 @@ std::vector<int64_t> unpackPermutation(int64_t packed, int64_t rank) {
 // Forward
 //===----------------------------------------------------------------------===//
 
-template <typename T> void matmulK(MemRef a, MemRef b, MemRef o) {
-  ref::Tensor r;
-  Io<T>::out("matmul", ref::matmul(Io<T>::in(a), Io<T>::in(b), r), r, o);
-}
-template <typename T> void linearK(MemRef x, MemRef w, MemRef o) {
-  ref::Tensor r;
-  Io<T>::out("linear", ref::linear(Io<T>::in(x), Io<T>::in(w), nullptr, r), r,
-             o);
-}
-template <typename T> void linearBiasK(MemRef x, MemRef w, MemRef b, MemRef o) {
-  ref::Tensor r, bias = Io<T>::in(b);
-  Io<T>::out("linear", ref::linear(Io<T>::in(x), Io<T>::in(w), &bias, r), r, o);
-}
-
 using Unary = ref::Status (*)(const ref::Tensor &, ref::Tensor &);
 template <typename T, Unary F> void unaryK(const char *op, MemRef x, MemRef o) {
   ref::Tensor r;
@@ -149,7 +135,8 @@ template <typename T>
 void vjpMatmulK(int wrt, MemRef a, MemRef b, MemRef dy, MemRef o) {
   if (blasVjpMatmul<T>(wrt, a, b, dy, o))
     return;
-  // Batched matmul, or shapes the reference reports as an error.
+  // Shapes the reference reports as an error (batched matmuls lower to
+  // linalg: BatchedMatmulToLinalg.cpp).
   ref::Tensor dA, dB;
   ref::Status s =
       ref::matmulBackward(Io<T>::in(a), Io<T>::in(b), Io<T>::in(dy), dA, dB);
@@ -285,15 +272,6 @@ void vjpCombineK(int wrt, MemRef y, MemRef weights, MemRef indices, MemRef dy,
 extern "C" {
 
 // Forward.
-#define B(T) matmulK<T>(M(a), M(b), M(o))
-PIPER_KERNEL(matmul, (MR(a), MR(b), MR(o)), B)
-#undef B
-#define B(T) linearK<T>(M(x), M(w), M(o))
-PIPER_KERNEL(linear, (MR(x), MR(w), MR(o)), B)
-#undef B
-#define B(T) linearBiasK<T>(M(x), M(w), M(b), M(o))
-PIPER_KERNEL(linear_bias, (MR(x), MR(w), MR(b), MR(o)), B)
-#undef B
 #define UNARY(NAME, FN) PIPER_KERNEL(NAME, (MR(x), MR(o)), UNARY_BODY_##NAME)
 #define UNARY_BODY_softmax(T) unaryK<T, ref::softmax>("softmax", M(x), M(o))
 UNARY(softmax, ref::softmax)

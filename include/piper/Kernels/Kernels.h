@@ -10,11 +10,12 @@
 // calls for the piper ops whose semantics do not map cleanly onto linalg
 // yet (norms, softmax, MoE routing, losses, their VJPs, the optimizer
 // updates) and for GEMMs (OpenBLAS). Elementwise ops (add, sub, mul and the
-// activations with an ElementwiseOpInterface), attention and their VJPs
-// have no kernel here: they lower to linalg.generic (attention's GEMMs to
-// linalg.batch_matmul, which becomes piper_k_batch_gemm). Plain C++ with a C ABI and
-// no MLIR or LLVM: plan objects link it statically, and so will the MPI
-// runtime.
+// activations with an ElementwiseOpInterface), attention, the forward of
+// matmul and linear and their VJPs (but linear's and 2-D matmul's) have no
+// kernel here: they lower to linalg (GEMMs to linalg.matmul and
+// linalg.batch_matmul, which become piper_k_gemm and piper_k_batch_gemm).
+// Plain C++ with a C ABI and no MLIR or LLVM: plan objects link it
+// statically, and so will the MPI runtime.
 //
 // ABI. Every tensor operand and result is an *unranked* memref as MLIR's
 // default calling convention passes it: two arguments, `int64_t rank` and
