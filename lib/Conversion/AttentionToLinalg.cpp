@@ -87,8 +87,8 @@ FailureOr<AttentionShape> attentionShape(Operation *op, Value q,
   auto elt = cast<FloatType>(type.getElementType());
   FloatType acc =
       elt.getWidth() < 32 ? Float32Type::get(op->getContext()) : elt;
-  return AttentionShape{type.getDimSize(0), type.getDimSize(1), heads,
-                        hidden / heads, elt, acc};
+  return AttentionShape{
+      type.getDimSize(0), type.getDimSize(1), heads, hidden / heads, elt, acc};
 }
 
 Value floatConstant(OpBuilder &b, Location loc, FloatType type, double value) {
@@ -99,18 +99,18 @@ Value floatConstant(OpBuilder &b, Location loc, FloatType type, double value) {
 Value filled(OpBuilder &b, Location loc, RankedTensorType type, double value) {
   Value empty =
       tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-  Value c = floatConstant(b, loc, cast<FloatType>(type.getElementType()), value);
+  Value c =
+      floatConstant(b, loc, cast<FloatType>(type.getElementType()), value);
   return linalg::FillOp::create(b, loc, ValueRange{c}, ValueRange{empty})
       .getResult(0);
 }
 
 /// x [B, S, D] -> [B H, S, Dh], heads outermost.
-Value splitHeads(OpBuilder &b, Location loc, Value x,
-                 const AttentionShape &s) {
+Value splitHeads(OpBuilder &b, Location loc, Value x, const AttentionShape &s) {
   auto expanded =
       RankedTensorType::get({s.batch, s.seq, s.heads, s.headDim}, s.elt);
-  Value e = tensor::ExpandShapeOp::create(b, loc, expanded, x,
-                                          {{0}, {1}, {2, 3}});
+  Value e =
+      tensor::ExpandShapeOp::create(b, loc, expanded, x, {{0}, {1}, {2, 3}});
   Value init = tensor::EmptyOp::create(
       b, loc, ArrayRef<int64_t>{s.batch, s.heads, s.seq, s.headDim}, s.elt);
   Value t = linalg::TransposeOp::create(b, loc, e, init,
@@ -127,31 +127,25 @@ Value mergeHeads(OpBuilder &b, Location loc, Value x, const AttentionShape &s,
   auto wide = cast<RankedTensorType>(x.getType()).getElementType();
   auto expanded =
       RankedTensorType::get({s.batch, s.heads, s.seq, s.headDim}, wide);
-  Value e = tensor::ExpandShapeOp::create(b, loc, expanded, x,
-                                          {{0, 1}, {2}, {3}});
+  Value e =
+      tensor::ExpandShapeOp::create(b, loc, expanded, x, {{0, 1}, {2}, {3}});
   Value init = tensor::EmptyOp::create(
       b, loc, ArrayRef<int64_t>{s.batch, s.seq, s.heads, s.headDim}, wide);
   Value t = linalg::TransposeOp::create(b, loc, e, init,
                                         ArrayRef<int64_t>{0, 2, 1, 3})
                 .getResult()
                 .front();
-  auto flatType = RankedTensorType::get({s.batch, s.seq, s.heads * s.headDim},
-                                        wide);
+  auto flatType =
+      RankedTensorType::get({s.batch, s.seq, s.heads * s.headDim}, wide);
   Value merged =
       tensor::CollapseShapeOp::create(b, loc, flatType, t, {{0}, {1}, {2, 3}});
   if (wide == resultType.getElementType())
     return merged;
-  return buildElementwise(b, loc, merged, resultType,
-                          [&](OpBuilder &nb, Location nl, ValueRange a) {
-                            return arith::TruncFOp::create(nb, nl, s.elt, a[0])
-                                .getResult();
-                          });
-}
-
-/// Per batch n: op(lhs[n]) op(rhs[n]) in `acc` (buildBatchMatmul).
-Value batchGemm(OpBuilder &b, Location loc, Value lhs, Value rhs, bool transA,
-                bool transB, FloatType acc) {
-  return buildBatchMatmul(b, loc, lhs, rhs, transA, transB, acc);
+  return buildElementwise(
+      b, loc, merged, resultType,
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        return arith::TruncFOp::create(nb, nl, s.elt, a[0]).getResult();
+      });
 }
 
 /// Whether column j of row i is visible under the causal mask (j <= i),
@@ -165,27 +159,26 @@ Value causalVisible(OpBuilder &b, Location loc) {
 /// A generic over (n, i, j) of [N, S, S] `inputs` and [N, S] `rowInputs`
 /// (read at (n, i)): a [N, S, S] result when `reduce` is null, else the
 /// [N, S] fold `reduce(acc, fn(...))` from `init`.
-Value squareGeneric(OpBuilder &b, Location loc, ValueRange inputs,
-                    ValueRange rowInputs, const AttentionShape &s,
-                    function_ref<Value(OpBuilder &, Location, ValueRange)> fn,
-                    function_ref<Value(OpBuilder &, Location, Value, Value)>
-                        reduce = nullptr,
-                    double init = 0.0) {
+Value squareGeneric(
+    OpBuilder &b, Location loc, ValueRange inputs, ValueRange rowInputs,
+    const AttentionShape &s,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> fn,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> reduce = nullptr,
+    double init = 0.0) {
   MLIRContext *ctx = b.getContext();
   AffineMap square = AffineMap::getMultiDimIdentityMap(3, ctx);
-  AffineMap row = AffineMap::get(3, 0,
-                                 {b.getAffineDimExpr(0), b.getAffineDimExpr(1)},
-                                 ctx);
+  AffineMap row =
+      AffineMap::get(3, 0, {b.getAffineDimExpr(0), b.getAffineDimExpr(1)}, ctx);
   SmallVector<Value> ins(inputs);
   llvm::append_range(ins, rowInputs);
   SmallVector<AffineMap> maps(inputs.size(), square);
   maps.append(rowInputs.size(), row);
   maps.push_back(reduce ? row : square);
   RankedTensorType outType = reduce ? s.rowType() : s.squareType();
-  Value out = reduce ? filled(b, loc, outType, init)
-                     : tensor::EmptyOp::create(b, loc, outType.getShape(),
-                                               s.acc)
-                           .getResult();
+  Value out = reduce
+                  ? filled(b, loc, outType, init)
+                  : tensor::EmptyOp::create(b, loc, outType.getShape(), s.acc)
+                        .getResult();
   using utils::IteratorType;
   SmallVector<IteratorType> iterators = {
       IteratorType::parallel, IteratorType::parallel,
@@ -206,8 +199,8 @@ Value squareGeneric(OpBuilder &b, Location loc, ValueRange inputs,
 /// are exactly 0 (as the reference, which never visits them).
 Value causalProbs(OpBuilder &b, Location loc, Value qh, Value kh,
                   const AttentionShape &s) {
-  Value scores = batchGemm(b, loc, qh, kh, /*transA=*/false, /*transB=*/true,
-                           s.acc);
+  Value scores = buildBatchMatmul(b, loc, qh, kh, /*transA=*/false,
+                                  /*transB=*/true, s.acc);
   // scale > 0, so max(scale x) = scale max(x): the scale is applied once,
   // inside the exponent.
   Value scale = floatConstant(b, loc, s.acc,
@@ -231,8 +224,8 @@ Value causalProbs(OpBuilder &b, Location loc, Value qh, Value kh,
       b, loc, scores, rowMax, s,
       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
         Value d = arith::SubFOp::create(nb, nl, a[0], a[1]);
-        Value e = math::ExpOp::create(
-            nb, nl, arith::MulFOp::create(nb, nl, d, scale));
+        Value e = math::ExpOp::create(nb, nl,
+                                      arith::MulFOp::create(nb, nl, d, scale));
         return arith::SelectOp::create(nb, nl, causalVisible(nb, nl), e, zero);
       });
   Value rowSum = squareGeneric(
@@ -258,13 +251,12 @@ Value scoreGradient(OpBuilder &b, Location loc, Value probs, Value dProbs,
       [](OpBuilder &nb, Location nl, Value a, Value v) -> Value {
         return arith::AddFOp::create(nb, nl, a, v);
       });
-  return squareGeneric(
-      b, loc, ValueRange{probs, dProbs}, dot, s,
-      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        Value d = arith::SubFOp::create(nb, nl, a[1], a[2]);
-        Value pd = arith::MulFOp::create(nb, nl, a[0], d);
-        return arith::MulFOp::create(nb, nl, pd, scale);
-      });
+  return squareGeneric(b, loc, ValueRange{probs, dProbs}, dot, s,
+                       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                         Value d = arith::SubFOp::create(nb, nl, a[1], a[2]);
+                         Value pd = arith::MulFOp::create(nb, nl, a[0], d);
+                         return arith::MulFOp::create(nb, nl, pd, scale);
+                       });
 }
 
 /// piper.attention -> the forward above.
@@ -286,7 +278,8 @@ struct AttentionForward : OpConversionPattern<AttentionOp> {
     Value kh = splitHeads(rewriter, loc, adaptor.getK(), *s);
     Value vh = splitHeads(rewriter, loc, adaptor.getV(), *s);
     Value probs = causalProbs(rewriter, loc, qh, kh, *s);
-    Value out = batchGemm(rewriter, loc, probs, vh, false, false, s->acc);
+    Value out =
+        buildBatchMatmul(rewriter, loc, probs, vh, false, false, s->acc);
     rewriter.replaceOp(op, mergeHeads(rewriter, loc, out, *s, op.getType()));
     return success();
   }
@@ -311,10 +304,10 @@ struct AttentionVJP : OpConversionPattern<VJPOp> {
       return op.emitError() << "forward_attrs lacks the integer 'num_heads'";
     ValueRange primals = adaptor.getPrimals();
     if (primals.size() != 3 || adaptor.getCotangents().size() != 1)
-      return op.emitError() << "piper.vjp of piper.attention: expected 3 "
-                               "primals and 1 cotangent, got "
-                            << primals.size() << " and "
-                            << adaptor.getCotangents().size();
+      return op.emitError()
+             << "piper.vjp of piper.attention: expected 3 "
+                "primals and 1 cotangent, got "
+             << primals.size() << " and " << adaptor.getCotangents().size();
     Value dy = adaptor.getCotangents().front();
     if (llvm::any_of(primals.getTypes(),
                      [&](Type t) { return t != dy.getType(); }))
@@ -333,17 +326,18 @@ struct AttentionVJP : OpConversionPattern<VJPOp> {
     Value probs = causalProbs(rewriter, loc, qh, kh, *s);
     Value dq, dk, dv;
     if (wants(2))
-      dv = batchGemm(rewriter, loc, probs, dyh, /*transA=*/true, false, s->acc);
+      dv = buildBatchMatmul(rewriter, loc, probs, dyh, /*transA=*/true, false,
+                            s->acc);
     if (wants(0) || wants(1)) {
       Value vh = splitHeads(rewriter, loc, primals[2], *s);
-      Value dProbs =
-          batchGemm(rewriter, loc, dyh, vh, false, /*transB=*/true, s->acc);
+      Value dProbs = buildBatchMatmul(rewriter, loc, dyh, vh, false,
+                                      /*transB=*/true, s->acc);
       Value dScores = scoreGradient(rewriter, loc, probs, dProbs, *s);
       if (wants(0))
-        dq = batchGemm(rewriter, loc, dScores, kh, false, false, s->acc);
+        dq = buildBatchMatmul(rewriter, loc, dScores, kh, false, false, s->acc);
       if (wants(1))
-        dk = batchGemm(rewriter, loc, dScores, qh, /*transA=*/true, false,
-                       s->acc);
+        dk = buildBatchMatmul(rewriter, loc, dScores, qh, /*transA=*/true,
+                              false, s->acc);
     }
     auto resultType = cast<RankedTensorType>(dy.getType());
     SmallVector<Value> gradients;

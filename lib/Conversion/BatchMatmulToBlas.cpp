@@ -37,14 +37,15 @@ namespace {
 
 /// Which operands a batch_matmul reads transposed: (transA, transB), or
 /// nothing if its maps are no such form.
-std::optional<std::pair<bool, bool>>
-transposes(linalg::BatchMatmulOp op) {
+std::optional<std::pair<bool, bool>> transposes(linalg::BatchMatmulOp op) {
   MLIRContext *ctx = op.getContext();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   // (batch, m, n, k): the default A (n, m, k), B (n, k, n'), C (n, m, n').
   AffineExpr d0, d1, d2, d3;
   bindDims(ctx, d0, d1, d2, d3);
-  auto map = [&](ArrayRef<AffineExpr> r) { return AffineMap::get(4, 0, r, ctx); };
+  auto map = [&](ArrayRef<AffineExpr> r) {
+    return AffineMap::get(4, 0, r, ctx);
+  };
   if (maps.size() != 3 || maps[2] != map({d0, d1, d2}))
     return std::nullopt;
   bool transA = maps[0] == map({d0, d3, d1});

@@ -47,9 +47,9 @@ Value mlir::piper::buildBatchMatmul(OpBuilder &b, Location loc, Value lhs,
   Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(), resultElt);
   Value zero =
       arith::ConstantOp::create(b, loc, b.getFloatAttr(resultElt, 0.0));
-  Value init = linalg::FillOp::create(b, loc, ValueRange{zero},
-                                      ValueRange{empty})
-                   .getResult(0);
+  Value init =
+      linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
+          .getResult(0);
   SmallVector<NamedAttribute> attrs;
   if (transA || transB) {
     // (batch, m, n, k), as linalg.batch_matmul's default maps.
@@ -76,9 +76,8 @@ Value mlir::piper::buildBatchMatmul(OpBuilder &b, Location loc, Value lhs,
 namespace {
 
 bool allStatic(TypeRange types) {
-  return llvm::all_of(types, [](Type t) {
-    return cast<RankedTensorType>(t).hasStaticShape();
-  });
+  return llvm::all_of(
+      types, [](Type t) { return cast<RankedTensorType>(t).hasStaticShape(); });
 }
 
 /// `x` of rank r >= 2 as rank 3: its leading r - 2 dims collapsed (or a
@@ -97,9 +96,8 @@ Value asBatch(OpBuilder &b, Location loc, Value x, bool shared) {
     auto flat = cast<RankedTensorType>(x.getType());
     return tensor::ExpandShapeOp::create(
         b, loc,
-        RankedTensorType::get(
-            {1, flat.getDimSize(0), flat.getDimSize(1)},
-            flat.getElementType()),
+        RankedTensorType::get({1, flat.getDimSize(0), flat.getDimSize(1)},
+                              flat.getElementType()),
         x, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
   }
   if (rank == 3)
@@ -108,8 +106,7 @@ Value asBatch(OpBuilder &b, Location loc, Value x, bool shared) {
   for (int64_t i = 0; i < rank - 2; ++i)
     lead.push_back(i);
   return tensor::CollapseShapeOp::create(
-      b, loc, x,
-      ArrayRef<ReassociationIndices>{lead, {rank - 2}, {rank - 1}});
+      b, loc, x, ArrayRef<ReassociationIndices>{lead, {rank - 2}, {rank - 1}});
 }
 
 /// The rank-3 `x` back to `type` (same element count): collapsed to its
@@ -178,17 +175,16 @@ struct VectorLinearForward : OpConversionPattern<LinearOp> {
   matchAndRewrite(LinearOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto xType = cast<RankedTensorType>(op.getX().getType());
-    if (xType.getRank() != 1 ||
-        failed(kernelFloatType(op, /*report=*/false)) ||
+    if (xType.getRank() != 1 || failed(kernelFloatType(op, /*report=*/false)) ||
         !allStatic(op->getOperandTypes()))
       return failure();
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
-    auto rowType = RankedTensorType::get({1, xType.getDimSize(0)},
-                                         xType.getElementType());
-    Value row = tensor::ExpandShapeOp::create(
-        rewriter, loc, rowType, adaptor.getX(),
-        ArrayRef<ReassociationIndices>{{0, 1}});
+    auto rowType =
+        RankedTensorType::get({1, xType.getDimSize(0)}, xType.getElementType());
+    Value row =
+        tensor::ExpandShapeOp::create(rewriter, loc, rowType, adaptor.getX(),
+                                      ArrayRef<ReassociationIndices>{{0, 1}});
     Value out = buildMatmul(
         rewriter, loc, row, adaptor.getW(), adaptor.getBias(),
         RankedTensorType::get({1, type.getDimSize(0)}, type.getElementType()));
@@ -224,22 +220,21 @@ struct BatchedMatmulVJP : OpConversionPattern<VJPOp> {
     Type elt = aType.getElementType();
     Value a3 = asBatch(rewriter, loc, a, shared);
     Value dy3 = asBatch(rewriter, loc, dy, shared);
-    Value b3 = shared ? tensor::ExpandShapeOp::create(
-                            rewriter, loc,
-                            RankedTensorType::get({1, bType.getDimSize(0),
-                                                   bType.getDimSize(1)},
-                                                  elt),
-                            b, ArrayRef<ReassociationIndices>{{0, 1}, {2}})
-                            .getResult()
-                      : asBatch(rewriter, loc, b, false);
+    Value b3 =
+        shared ? tensor::ExpandShapeOp::create(
+                     rewriter, loc,
+                     RankedTensorType::get(
+                         {1, bType.getDimSize(0), bType.getDimSize(1)}, elt),
+                     b, ArrayRef<ReassociationIndices>{{0, 1}, {2}})
+                     .getResult()
+               : asBatch(rewriter, loc, b, false);
     SmallVector<Value> gradients;
     for (int64_t wrt : op.getWrt()) {
-      Value g = wrt == 0
-                    ? buildBatchMatmul(rewriter, loc, dy3, b3, false, true, elt)
-                    : buildBatchMatmul(rewriter, loc, a3, dy3, true, false,
-                                       elt);
-      gradients.push_back(fromBatch(rewriter, loc, g,
-                                    wrt == 0 ? aType : bType));
+      Value g =
+          wrt == 0 ? buildBatchMatmul(rewriter, loc, dy3, b3, false, true, elt)
+                   : buildBatchMatmul(rewriter, loc, a3, dy3, true, false, elt);
+      gradients.push_back(
+          fromBatch(rewriter, loc, g, wrt == 0 ? aType : bType));
     }
     rewriter.replaceOp(op, gradients);
     return success();

@@ -37,8 +37,9 @@ template <typename... Ops> struct OpList {
   }
 };
 using KernelOps =
-    OpList<SoftmaxOp, RmsNormOp, LayerNormOp, EmbeddingOp, CrossEntropyOp, ReshapeOp, TransposeOp, RouterOp,
-           DispatchOp, ExpertFfnOp, CombineOp, SgdUpdateOp, AdamWUpdateOp>;
+    OpList<SoftmaxOp, RmsNormOp, LayerNormOp, EmbeddingOp, CrossEntropyOp,
+           ReshapeOp, TransposeOp, RouterOp, DispatchOp, ExpertFfnOp, CombineOp,
+           SgdUpdateOp, AdamWUpdateOp>;
 
 StringRef suffix(FloatType t) { return t.isF32() ? "f32" : "f64"; }
 
@@ -171,9 +172,9 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
     // generated from their ElementwiseOpInterface; add, sub and mul
     // differentiate into piper ops).
     static const llvm::StringSet<> known = {
-        "matmul",        "linear",  "softmax",   "rmsnorm",
-        "layernorm",     "embedding", "cross_entropy", "reshape",
-        "transpose",     "router",  "dispatch",  "expert_ffn", "combine"};
+        "matmul",    "linear",        "softmax", "rmsnorm",   "layernorm",
+        "embedding", "cross_entropy", "reshape", "transpose", "router",
+        "dispatch",  "expert_ffn",    "combine"};
     if (!known.contains(mnemonic))
       return op.emitError()
              << "no kernel for the VJP of '" << op.getOp() << "'";

@@ -45,8 +45,11 @@ template <typename T> struct Buf3 {
 
   Buf3(int64_t d0, int64_t d1, int64_t d2, int64_t step, int64_t offset) {
     data.assign(offset + d0 * d1 * d2 * step + 1, T(0));
-    desc = {data.data(), data.data(), offset,
-            {d0, d1, d2}, {d1 * d2 * step, d2 * step, step}};
+    desc = {data.data(),
+            data.data(),
+            offset,
+            {d0, d1, d2},
+            {d1 * d2 * step, d2 * step, step}};
   }
   T &at(int64_t i, int64_t j, int64_t k) {
     return data[desc.offset + i * desc.strides[0] + j * desc.strides[1] +
@@ -94,8 +97,8 @@ void check(bool transA, bool transB, int64_t step, std::mt19937 &rng) {
     for (int64_t x = 0; x < m; ++x)
       for (int64_t y = 0; y < p; ++y)
         EXPECT_NEAR(double(c.at(i, x, y)), expect[at++], tol)
-            << "transA " << transA << " transB " << transB << " step "
-            << step << " at " << i << "," << x << "," << y;
+            << "transA " << transA << " transB " << transB << " step " << step
+            << " at " << i << "," << x << "," << y;
 }
 
 template <typename T> void checkAll() {
