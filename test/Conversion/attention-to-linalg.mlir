@@ -2,7 +2,9 @@
 // linalg on tensors (lib/Conversion/AttentionToLinalg.cpp): heads split to
 // [B H, S, Dh], the GEMMs as linalg.batch_matmul (transposed operands by
 // indexing maps), the causal softmax and its VJP as linalg.generic over
-// [B H, S, S] with the mask from linalg.index, heads merged back.
+// [B H, S, S] with the mask from linalg.index, heads merged back. Each
+// lives in a private function per shape (and set of gradients), called by
+// every layer of that shape.
 // RUN: piper-opt %s -split-input-file --piper-convert-to-kernels | FileCheck %s --enable-var-scope
 
 // CHECK-DAG: #[[$A:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
@@ -11,9 +13,15 @@
 // CHECK-DAG: #[[$SQ:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 
-// The forward, 2 heads of 2 channels over a batch of 2 sequences of 3.
+// The forward, 2 heads of 2 channels over a batch of 2 sequences of 3, in
+// two layers that share one function.
 // CHECK-LABEL: func.func @forward_two_heads(
 // CHECK-SAME:    %[[Q:.*]]: tensor<2x3x4xf64>, %[[K:.*]]: tensor<2x3x4xf64>, %[[V:.*]]: tensor<2x3x4xf64>)
+// CHECK-NEXT:    %[[O1:.*]] = call @piper_attention_2x3x4_h2_f64(%[[Q]], %[[K]], %[[V]])
+// CHECK-NEXT:    %[[O2:.*]] = call @piper_attention_2x3x4_h2_f64(%[[O1]], %[[K]], %[[V]])
+// CHECK-NEXT:    return %[[O2]]
+// CHECK-LABEL: func.func private @piper_attention_2x3x4_h2_f64(
+// CHECK-SAME:    %[[Q:.*]]: tensor<2x3x4xf64>, %[[K:.*]]: tensor<2x3x4xf64>, %[[V:.*]]: tensor<2x3x4xf64>) -> tensor<2x3x4xf64>
 // CHECK:         %[[QE:.*]] = tensor.expand_shape %[[Q]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 3, 2, 2] : tensor<2x3x4xf64> into tensor<2x3x2x2xf64>
 // CHECK:         %[[QT:.*]] = linalg.transpose ins(%[[QE]] : tensor<2x3x2x2xf64>) outs(%{{.*}} : tensor<2x2x3x2xf64>) permutation = [0, 2, 1, 3]
 // CHECK:         %[[QH:.*]] = tensor.collapse_shape %[[QT]] {{\[\[}}0, 1], [2], [3]] : tensor<2x2x3x2xf64> into tensor<4x3x2xf64>
@@ -53,7 +61,8 @@
 // CHECK-NOT:     call
 func.func @forward_two_heads(%q: tensor<2x3x4xf64>, %k: tensor<2x3x4xf64>, %v: tensor<2x3x4xf64>) -> tensor<2x3x4xf64> {
   %o = piper.attention %q, %k, %v {num_heads = 2 : i64} : tensor<2x3x4xf64>, tensor<2x3x4xf64>, tensor<2x3x4xf64> -> tensor<2x3x4xf64>
-  return %o : tensor<2x3x4xf64>
+  %o2 = piper.attention %o, %k, %v {num_heads = 2 : i64} : tensor<2x3x4xf64>, tensor<2x3x4xf64>, tensor<2x3x4xf64> -> tensor<2x3x4xf64>
+  return %o2 : tensor<2x3x4xf64>
 }
 
 // -----
@@ -66,6 +75,8 @@ func.func @forward_two_heads(%q: tensor<2x3x4xf64>, %k: tensor<2x3x4xf64>, %v: t
 // CHECK-DAG: #[[$AT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>
 // CHECK-DAG: #[[$B:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
 // CHECK-LABEL: func.func @vjp_all(
+// CHECK-NEXT:    call @piper_attention_vjp012_1x4x6_h2_f32(
+// CHECK-LABEL: func.func private @piper_attention_vjp012_1x4x6_h2_f32(
 // CHECK:         %[[QH:.*]] = tensor.collapse_shape {{.*}} into tensor<2x4x3xf32>
 // CHECK:         %[[KH:.*]] = tensor.collapse_shape {{.*}} into tensor<2x4x3xf32>
 // CHECK:         %[[DOH:.*]] = tensor.collapse_shape {{.*}} into tensor<2x4x3xf32>
@@ -101,6 +112,8 @@ func.func @vjp_all(%q: tensor<1x4x6xf32>, %k: tensor<1x4x6xf32>, %v: tensor<1x4x
 
 // Only dV: P and one more GEMM; v itself is never read.
 // CHECK-LABEL: func.func @vjp_v_only(
+// CHECK-NEXT:    call @piper_attention_vjp2_1x4x6_h3_f64(
+// CHECK-LABEL: func.func private @piper_attention_vjp2_1x4x6_h3_f64(
 // CHECK-SAME:    %[[Q:.*]]: tensor<1x4x6xf64>, %[[K:.*]]: tensor<1x4x6xf64>, %[[V:.*]]: tensor<1x4x6xf64>, %[[D:.*]]: tensor<1x4x6xf64>)
 // CHECK-NOT:     %[[V]]
 // CHECK-COUNT-2: linalg.batch_matmul
@@ -116,6 +129,8 @@ func.func @vjp_v_only(%q: tensor<1x4x6xf64>, %k: tensor<1x4x6xf64>, %v: tensor<1
 
 // Only dQ: scores, dP and dS K (no P^T dO, no dS^T Q).
 // CHECK-LABEL: func.func @vjp_q_only(
+// CHECK-NEXT:    call @piper_attention_vjp0_1x4x6_h1_f64(
+// CHECK-LABEL: func.func private @piper_attention_vjp0_1x4x6_h1_f64(
 // CHECK-COUNT-3: linalg.batch_matmul
 // CHECK-NOT:     linalg.batch_matmul
 // CHECK:         return
