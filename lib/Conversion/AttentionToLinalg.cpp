@@ -366,7 +366,23 @@ struct AttentionVJP : OpConversionPattern<VJPOp> {
       return failure();
 
     Location loc = op.getLoc();
-    auto wants = [&](int64_t i) { return llvm::is_contained(op.getWrt(), i); };
+    // Autodiff emits one piper.vjp per gradient. Those of one attention (same
+    // primals, cotangent and heads, later in this block) share P and dS, so
+    // the first one lowers them all, in one call.
+    SmallVector<VJPOp> group = {op};
+    for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+      if (auto other = dyn_cast<VJPOp>(next))
+        if (other.getOp() == op.getOp() &&
+            llvm::equal(other.getPrimals(), op.getPrimals()) &&
+            llvm::equal(other.getCotangents(), op.getCotangents()) &&
+            other.getForwardAttrs() == op.getForwardAttrs())
+          group.push_back(other);
+    SmallVector<int64_t> wrts;
+    for (VJPOp member : group)
+      llvm::append_range(wrts, member.getWrt());
+    llvm::sort(wrts);
+    wrts.erase(llvm::unique(wrts), wrts.end());
+    auto wants = [&](int64_t i) { return llvm::is_contained(wrts, i); };
     auto resultType = cast<RankedTensorType>(dy.getType());
     auto body = [&](ValueRange args) -> SmallVector<Value> {
       Value qh = splitHeads(rewriter, loc, args[0], *s);
@@ -390,7 +406,7 @@ struct AttentionVJP : OpConversionPattern<VJPOp> {
                                 false, s->acc);
       }
       SmallVector<Value> gradients;
-      for (int64_t wrt : op.getWrt())
+      for (int64_t wrt : wrts)
         gradients.push_back(mergeHeads(rewriter, loc,
                                        wrt == 0   ? dq
                                        : wrt == 1 ? dk
@@ -399,13 +415,19 @@ struct AttentionVJP : OpConversionPattern<VJPOp> {
       return gradients;
     };
     std::string kind = "attention_vjp";
-    for (int64_t wrt : op.getWrt())
+    for (int64_t wrt : wrts)
       kind += std::to_string(wrt);
     SmallVector<Value> args(primals);
     args.push_back(dy);
-    ValueRange gradients = callOutlined(rewriter, op, outlinedName(kind, *s),
-                                        args, op.getResultTypes(), body);
-    rewriter.replaceOp(op, gradients);
+    SmallVector<Type> types(wrts.size(), resultType);
+    ValueRange gradients =
+        callOutlined(rewriter, op, outlinedName(kind, *s), args, types, body);
+    for (VJPOp member : group) {
+      SmallVector<Value> results;
+      for (int64_t wrt : member.getWrt())
+        results.push_back(gradients[llvm::find(wrts, wrt) - wrts.begin()]);
+      rewriter.replaceOp(member, results);
+    }
     return success();
   }
 };

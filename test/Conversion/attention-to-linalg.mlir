@@ -138,3 +138,23 @@ func.func @vjp_q_only(%q: tensor<1x4x6xf64>, %k: tensor<1x4x6xf64>, %v: tensor<1
   %g = piper.vjp "piper.attention" wrt [0] (%q, %k, %v) cotangents (%d) forward_attrs {num_heads = 1 : i64} : (tensor<1x4x6xf64>, tensor<1x4x6xf64>, tensor<1x4x6xf64>), (tensor<1x4x6xf64>) -> tensor<1x4x6xf64>
   return %g : tensor<1x4x6xf64>
 }
+
+// -----
+
+// Autodiff's one piper.vjp per gradient: those of one attention (same
+// primals, cotangent and heads) become one call sharing P and dS; a VJP with
+// another cotangent gets its own.
+// CHECK-LABEL: func.func @vjps_of_one_attention_share_a_call(
+// CHECK-SAME:    %[[Q:.*]]: tensor<1x4x6xf64>, %[[K:.*]]: tensor<1x4x6xf64>, %[[V:.*]]: tensor<1x4x6xf64>, %[[D:.*]]: tensor<1x4x6xf64>, %[[D2:.*]]: tensor<1x4x6xf64>)
+// CHECK-NEXT:    %[[G:.*]]:3 = call @piper_attention_vjp012_1x4x6_h2_f64(%[[Q]], %[[K]], %[[V]], %[[D]])
+// CHECK-NEXT:    %[[H:.*]] = call @piper_attention_vjp1_1x4x6_h2_f64(%[[Q]], %[[K]], %[[V]], %[[D2]])
+// CHECK-NEXT:    return %[[G]]#2, %[[G]]#0, %[[G]]#1, %[[H]]
+// CHECK-COUNT-2: func.func private
+// CHECK-NOT:     func.func private
+func.func @vjps_of_one_attention_share_a_call(%q: tensor<1x4x6xf64>, %k: tensor<1x4x6xf64>, %v: tensor<1x4x6xf64>, %d: tensor<1x4x6xf64>, %d2: tensor<1x4x6xf64>) -> (tensor<1x4x6xf64>, tensor<1x4x6xf64>, tensor<1x4x6xf64>, tensor<1x4x6xf64>) {
+  %gv = piper.vjp "piper.attention" wrt [2] (%q, %k, %v) cotangents (%d) forward_attrs {num_heads = 2 : i64} : (tensor<1x4x6xf64>, tensor<1x4x6xf64>, tensor<1x4x6xf64>), (tensor<1x4x6xf64>) -> tensor<1x4x6xf64>
+  %gq = piper.vjp "piper.attention" wrt [0] (%q, %k, %v) cotangents (%d) forward_attrs {num_heads = 2 : i64} : (tensor<1x4x6xf64>, tensor<1x4x6xf64>, tensor<1x4x6xf64>), (tensor<1x4x6xf64>) -> tensor<1x4x6xf64>
+  %h = piper.vjp "piper.attention" wrt [1] (%q, %k, %v) cotangents (%d2) forward_attrs {num_heads = 2 : i64} : (tensor<1x4x6xf64>, tensor<1x4x6xf64>, tensor<1x4x6xf64>), (tensor<1x4x6xf64>) -> tensor<1x4x6xf64>
+  %gk = piper.vjp "piper.attention" wrt [1] (%q, %k, %v) cotangents (%d) forward_attrs {num_heads = 2 : i64} : (tensor<1x4x6xf64>, tensor<1x4x6xf64>, tensor<1x4x6xf64>), (tensor<1x4x6xf64>) -> tensor<1x4x6xf64>
+  return %gv, %gq, %gk, %h : tensor<1x4x6xf64>, tensor<1x4x6xf64>, tensor<1x4x6xf64>, tensor<1x4x6xf64>
+}
