@@ -237,6 +237,8 @@ void mlir::piper::populateConvertToKernelsPatterns(
                AddIToLinalg, LinearToLinalg, MatmulToLinalg, RejectUnsupported>(
       context);
   populateElementwiseToLinalgPatterns(patterns);
+  populateAttentionToLinalgPatterns(patterns);
+  populateBatchedMatmulToLinalgPatterns(patterns);
   populateKernelCallPatterns(patterns);
 }
 

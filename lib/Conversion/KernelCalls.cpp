@@ -37,9 +37,9 @@ template <typename... Ops> struct OpList {
   }
 };
 using KernelOps =
-    OpList<MatmulOp, LinearOp, SoftmaxOp, RmsNormOp, LayerNormOp, AttentionOp,
-           EmbeddingOp, CrossEntropyOp, ReshapeOp, TransposeOp, RouterOp,
-           DispatchOp, ExpertFfnOp, CombineOp, SgdUpdateOp, AdamWUpdateOp>;
+    OpList<SoftmaxOp, RmsNormOp, LayerNormOp, EmbeddingOp, CrossEntropyOp,
+           ReshapeOp, TransposeOp, RouterOp, DispatchOp, ExpertFfnOp, CombineOp,
+           SgdUpdateOp, AdamWUpdateOp>;
 
 StringRef suffix(FloatType t) { return t.isF32() ? "f32" : "f64"; }
 
@@ -73,8 +73,6 @@ SmallVector<Value> kernelScalars(Operation *op, OpBuilder &b) {
     return {f64Attr("epsilon", 1e-6)};
   if (isa<LayerNormOp>(op))
     return {f64Attr("epsilon", 1e-5)};
-  if (isa<AttentionOp>(op))
-    return {i64Attr("num_heads")};
   if (isa<RouterOp>(op))
     return {i64Attr("top_k")};
   if (isa<DispatchOp>(op))
@@ -102,8 +100,6 @@ struct KernelCall : ConversionPattern {
     if (failed(elt))
       return failure();
     std::string base = op->getName().stripDialect().str();
-    if (auto linear = dyn_cast<LinearOp>(op); linear && linear.getBias())
-      base = "linear_bias";
     SmallVector<Value> scalars = kernelScalars(op, rewriter);
     std::string name = "piper_k_" + base + "_" + suffix(*elt).str();
     rewriter.replaceOp(op, callShim(rewriter, op->getLoc(),
@@ -128,11 +124,8 @@ FailureOr<SmallVector<Value>> vjpScalars(VJPOp op, StringRef mnemonic,
     return SmallVector<Value>{f64Constant(b, loc, floatAttr("epsilon", 1e-6))};
   if (mnemonic == "layernorm")
     return SmallVector<Value>{f64Constant(b, loc, floatAttr("epsilon", 1e-5))};
-  if (mnemonic == "attention" || mnemonic == "router" ||
-      mnemonic == "dispatch") {
-    StringRef key = mnemonic == "attention" ? "num_heads"
-                    : mnemonic == "router"  ? "top_k"
-                                            : "capacity";
+  if (mnemonic == "router" || mnemonic == "dispatch") {
+    StringRef key = mnemonic == "router" ? "top_k" : "capacity";
     auto a = attrs ? attrs.getAs<IntegerAttr>(key) : IntegerAttr();
     if (!a)
       return op.emitError()
@@ -157,6 +150,9 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
   LogicalResult
   matchAndRewrite(VJPOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    // AttentionToLinalg.cpp lowers these and reports their errors.
+    if (op.getOp() == AttentionOp::getOperationName())
+      return failure();
     FailureOr<FloatType> elt = kernelFloatType(op, /*report=*/true);
     if (failed(elt))
       return failure();
@@ -176,9 +172,9 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
     // generated from their ElementwiseOpInterface; add, sub and mul
     // differentiate into piper ops).
     static const llvm::StringSet<> known = {
-        "matmul",    "linear",    "softmax",       "rmsnorm", "layernorm",
-        "attention", "embedding", "cross_entropy", "reshape", "transpose",
-        "router",    "dispatch",  "expert_ffn",    "combine"};
+        "matmul",    "linear",        "softmax", "rmsnorm",   "layernorm",
+        "embedding", "cross_entropy", "reshape", "transpose", "router",
+        "dispatch",  "expert_ffn",    "combine"};
     if (!known.contains(mnemonic))
       return op.emitError()
              << "no kernel for the VJP of '" << op.getOp() << "'";
@@ -203,8 +199,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
 
 bool mlir::piper::hasKernelPattern(Operation *op) {
   return KernelOps::contains(op) ||
-         isa<AnnotateOp, VJPOp, AddOp, SubOp, MulOp, ElementwiseOpInterface>(
-             op);
+         isa<AnnotateOp, VJPOp, AddOp, SubOp, MulOp, AttentionOp,
+             ElementwiseOpInterface>(op);
 }
 
 void mlir::piper::populateKernelCallPatterns(RewritePatternSet &patterns) {

@@ -16,6 +16,7 @@
 #define PIPER_LIB_CONVERSION_KERNELPATTERNS_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -44,6 +45,31 @@ Value buildElementwise(
 /// the leading dims of x collapsed.
 Value buildMatmul(OpBuilder &b, Location loc, Value x, Value w, Value bias,
                   Type resultType);
+
+/// C[n] = op(lhs[n]) op(rhs[n]) for rank-3 tensors as linalg.fill +
+/// linalg.batch_matmul into a fresh tensor of `resultElt` (op transposes
+/// when transA/transB, by the op's indexing maps).
+Value buildBatchMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                       bool transA, bool transB, Type resultElt);
+
+/// matmul with lhs of rank > 2, linear of a vector, and the VJP of such a
+/// matmul as linalg (BatchedMatmulToLinalg.cpp).
+void populateBatchedMatmulToLinalgPatterns(RewritePatternSet &patterns);
+
+/// piper.attention and its piper.vjp as linalg.batch_matmul and softmax
+/// generics on tensors (AttentionToLinalg.cpp).
+void populateAttentionToLinalgPatterns(RewritePatternSet &patterns);
+
+/// linalg.batch_matmul on f32/f64 buffers (default maps, or A or B read
+/// transposed) to piper_k_batch_gemm_<t> calls (BatchMatmulToBlas.cpp), and
+/// whether that pattern replaces `op`.
+void populateBatchMatmulToBlasPatterns(RewritePatternSet &patterns);
+bool isBlasBatchMatmul(Operation *op);
+
+/// Calls `name` (declared once in `module`) with `buffers` as unranked
+/// memrefs, then `scalars`: the BLAS calls of --piper-matmul-to-blas.
+void callOnBuffers(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
+                   ValueRange buffers, ValueRange scalars);
 
 } // namespace mlir::piper
 

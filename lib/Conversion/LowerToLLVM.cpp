@@ -40,6 +40,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConversionDriver.h"
+#include "KernelPatterns.h"
 
 #include "piper/Conversion/Passes.h"
 
@@ -87,6 +88,8 @@ using namespace mlir::piper;
 //===----------------------------------------------------------------------===//
 
 bool mlir::piper::isBlasMatmul(Operation *op) {
+  if (isBlasBatchMatmul(op))
+    return true;
   auto matmul = dyn_cast<linalg::MatmulOp>(op);
   if (!matmul || !matmul.hasPureBufferSemantics())
     return false;
@@ -224,6 +227,7 @@ struct LowerToLLVMPass
 
 void mlir::piper::populateMatmulToBlasPatterns(RewritePatternSet &patterns) {
   patterns.add<MatmulToGemmCall>(patterns.getContext());
+  populateBatchMatmulToBlasPatterns(patterns);
 }
 
 void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm,

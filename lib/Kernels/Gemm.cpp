@@ -7,9 +7,12 @@
 //===----------------------------------------------------------------------===//
 //
 // piper_k_gemm_<t>(A, B, C): C += A B for 2-D memrefs, the semantics of
-// linalg.matmul on buffers, as one OpenBLAS sgemm/dgemm. BLAS needs a unit
-// stride in the minor dim; other layouts (never produced by the lowering
-// today) fall back to a plain triple loop.
+// linalg.matmul on buffers, as one OpenBLAS sgemm/dgemm.
+// piper_k_batch_gemm_<t>(A, B, C, transA, transB): C[n] += op(A[n]) op(B[n])
+// for 3-D memrefs (op transposes when its flag is 1; A is [N, K, M] when
+// transposed), linalg.batch_matmul with those indexing maps, as one BLAS call
+// per batch element. BLAS needs a unit stride in the minor dim; other
+// layouts (never produced by the lowering today) fall back to plain loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,28 +21,88 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <type_traits>
+
 using namespace piper::kernels;
 
 namespace {
 
-bool blasLayout(const MemRef &m) {
-  return m.strides()[1] == 1 && m.strides()[0] >= m.sizes()[1] &&
-         m.strides()[0] >= 1;
+/// Whether BLAS can read dims `d`, `d + 1` of `m` as a row-major matrix:
+/// unit stride in the minor dim, a leading stride of at least its size.
+bool blasLayout(const MemRef &m, int d) {
+  return m.strides()[d + 1] == 1 && m.strides()[d] >= m.sizes()[d + 1] &&
+         m.strides()[d] >= 1;
 }
 
-template <typename T> void gemmLoops(MemRef a, MemRef b, MemRef c) {
-  const T *A = static_cast<const T *>(a.aligned()) + a.offset();
-  const T *B = static_cast<const T *>(b.aligned()) + b.offset();
-  T *C = static_cast<T *>(c.aligned()) + c.offset();
-  int64_t m = a.sizes()[0], k = a.sizes()[1], n = b.sizes()[1];
+/// One 2-D operand: base pointer and strides.
+template <typename T> struct Matrix {
+  T *base;
+  int64_t rowStride, colStride;
+  T &at(int64_t i, int64_t j) const {
+    return base[i * rowStride + j * colStride];
+  }
+  /// Batch element `n` of the 3-D memref `m` (the whole of a 2-D one),
+  /// transposed (dims swapped) when `trans`.
+  static Matrix of(const MemRef &m, int64_t n, bool trans) {
+    int64_t d = m.rank - 2;
+    T *base = static_cast<T *>(m.aligned()) + m.offset() +
+              (d ? n * m.strides()[0] : 0);
+    int64_t rs = m.strides()[d], cs = m.strides()[d + 1];
+    return trans ? Matrix{base, cs, rs} : Matrix{base, rs, cs};
+  }
+};
+
+/// C += A B for one [m, k] x [k, n] product, by loops.
+template <typename T>
+void gemmLoops(Matrix<const T> A, Matrix<const T> B, Matrix<T> C, int64_t m,
+               int64_t n, int64_t k) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      T sum = C[i * c.strides()[0] + j * c.strides()[1]];
+      T sum = C.at(i, j);
       for (int64_t p = 0; p < k; ++p)
-        sum += A[i * a.strides()[0] + p * a.strides()[1]] *
-               B[p * b.strides()[0] + j * b.strides()[1]];
-      C[i * c.strides()[0] + j * c.strides()[1]] = sum;
+        sum += A.at(i, p) * B.at(p, j);
+      C.at(i, j) = sum;
     }
+}
+
+/// Row-major C += op(A) op(B) as sgemm/dgemm.
+template <typename T>
+void blasGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+              const T *a, int64_t lda, const T *b, int64_t ldb, T *c,
+              int64_t ldc) {
+  CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans;
+  CBLAS_TRANSPOSE tb = transB ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c,
+                ldc);
+  else
+    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 1.0, c,
+                ldc);
+}
+
+/// C[n] += op(A[n]) op(B[n]) over the batch of 3-D memrefs (one product of
+/// 2-D memrefs when the rank is 2).
+template <typename T>
+void batchGemm(MemRef a, MemRef b, MemRef c, bool transA, bool transB) {
+  int d = c.rank - 2;
+  int64_t batch = d ? c.sizes()[0] : 1;
+  int64_t m = c.sizes()[d], n = c.sizes()[d + 1];
+  int64_t k = a.sizes()[d + (transA ? 0 : 1)];
+  if (batch == 0 || m == 0 || n == 0 || k == 0)
+    return;
+  bool blas = blasLayout(a, d) && blasLayout(b, d) && blasLayout(c, d);
+  for (int64_t i = 0; i < batch; ++i) {
+    auto C = Matrix<T>::of(c, i, false);
+    if (!blas) {
+      gemmLoops<T>(Matrix<const T>::of(a, i, transA),
+                   Matrix<const T>::of(b, i, transB), C, m, n, k);
+      continue;
+    }
+    auto A = Matrix<const T>::of(a, i, false);
+    auto B = Matrix<const T>::of(b, i, false);
+    blasGemm<T>(transA, transB, m, n, k, A.base, A.rowStride, B.base,
+                B.rowStride, C.base, C.rowStride);
+  }
 }
 
 } // namespace
@@ -59,31 +122,21 @@ void piper_k_set_threads(int threads) {
 }
 
 void piper_k_gemm_f64(MR(a), MR(b), MR(c)) {
-  MemRef A = M(a), B = M(b), C = M(c);
-  int64_t m = A.sizes()[0], k = A.sizes()[1], n = B.sizes()[1];
-  if (m == 0 || n == 0 || k == 0)
-    return;
-  if (!blasLayout(A) || !blasLayout(B) || !blasLayout(C))
-    return gemmLoops<double>(A, B, C);
-  cblas_dgemm(
-      CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0,
-      static_cast<const double *>(A.aligned()) + A.offset(), A.strides()[0],
-      static_cast<const double *>(B.aligned()) + B.offset(), B.strides()[0],
-      1.0, static_cast<double *>(C.aligned()) + C.offset(), C.strides()[0]);
+  batchGemm<double>(M(a), M(b), M(c), false, false);
 }
 
 void piper_k_gemm_f32(MR(a), MR(b), MR(c)) {
-  MemRef A = M(a), B = M(b), C = M(c);
-  int64_t m = A.sizes()[0], k = A.sizes()[1], n = B.sizes()[1];
-  if (m == 0 || n == 0 || k == 0)
-    return;
-  if (!blasLayout(A) || !blasLayout(B) || !blasLayout(C))
-    return gemmLoops<float>(A, B, C);
-  cblas_sgemm(
-      CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-      static_cast<const float *>(A.aligned()) + A.offset(), A.strides()[0],
-      static_cast<const float *>(B.aligned()) + B.offset(), B.strides()[0],
-      1.0f, static_cast<float *>(C.aligned()) + C.offset(), C.strides()[0]);
+  batchGemm<float>(M(a), M(b), M(c), false, false);
+}
+
+void piper_k_batch_gemm_f64(MR(a), MR(b), MR(c), int64_t transA,
+                            int64_t transB) {
+  batchGemm<double>(M(a), M(b), M(c), transA, transB);
+}
+
+void piper_k_batch_gemm_f32(MR(a), MR(b), MR(c), int64_t transA,
+                            int64_t transB) {
+  batchGemm<float>(M(a), M(b), M(c), transA, transB);
 }
 
 } // extern "C"

@@ -55,20 +55,6 @@ std::vector<int64_t> unpackPermutation(int64_t packed, int64_t rank) {
 // Forward
 //===----------------------------------------------------------------------===//
 
-template <typename T> void matmulK(MemRef a, MemRef b, MemRef o) {
-  ref::Tensor r;
-  Io<T>::out("matmul", ref::matmul(Io<T>::in(a), Io<T>::in(b), r), r, o);
-}
-template <typename T> void linearK(MemRef x, MemRef w, MemRef o) {
-  ref::Tensor r;
-  Io<T>::out("linear", ref::linear(Io<T>::in(x), Io<T>::in(w), nullptr, r), r,
-             o);
-}
-template <typename T> void linearBiasK(MemRef x, MemRef w, MemRef b, MemRef o) {
-  ref::Tensor r, bias = Io<T>::in(b);
-  Io<T>::out("linear", ref::linear(Io<T>::in(x), Io<T>::in(w), &bias, r), r, o);
-}
-
 using Unary = ref::Status (*)(const ref::Tensor &, ref::Tensor &);
 template <typename T, Unary F> void unaryK(const char *op, MemRef x, MemRef o) {
   ref::Tensor r;
@@ -84,13 +70,6 @@ void layernormK(MemRef x, MemRef w, MemRef b, MemRef o, double eps) {
   ref::Tensor r;
   Io<T>::out("layernorm",
              ref::layernorm(Io<T>::in(x), Io<T>::in(w), Io<T>::in(b), eps, r),
-             r, o);
-}
-template <typename T>
-void attentionK(MemRef q, MemRef k, MemRef v, MemRef o, int64_t heads) {
-  ref::Tensor r;
-  Io<T>::out("attention",
-             ref::attention(Io<T>::in(q), Io<T>::in(k), Io<T>::in(v), heads, r),
              r, o);
 }
 template <typename T> void embeddingK(MemRef table, MemRef ids, MemRef o) {
@@ -156,7 +135,8 @@ template <typename T>
 void vjpMatmulK(int wrt, MemRef a, MemRef b, MemRef dy, MemRef o) {
   if (blasVjpMatmul<T>(wrt, a, b, dy, o))
     return;
-  // Batched matmul, or shapes the reference reports as an error.
+  // Shapes the reference reports as an error (batched matmuls lower to
+  // linalg: BatchedMatmulToLinalg.cpp).
   ref::Tensor dA, dB;
   ref::Status s =
       ref::matmulBackward(Io<T>::in(a), Io<T>::in(b), Io<T>::in(dy), dA, dB);
@@ -199,15 +179,6 @@ void vjpLayernormK(int wrt, MemRef x, MemRef w, MemRef b, MemRef dy, MemRef o,
                       ? ref::layernormBackwardInput(X, W, B, eps, DY, g)
                       : ref::layernormBackwardWeight(X, W, B, eps, DY, dw, db);
   Io<T>::out("vjp layernorm", s, wrt == 0 ? g : wrt == 1 ? dw : db, o);
-}
-template <typename T>
-void vjpAttentionK(int wrt, MemRef q, MemRef k, MemRef v, MemRef dy, MemRef o,
-                   int64_t heads) {
-  ref::Tensor dq, dk, dv;
-  ref::Status s =
-      ref::attentionBackward(Io<T>::in(q), Io<T>::in(k), Io<T>::in(v), heads,
-                             Io<T>::in(dy), dq, dk, dv);
-  Io<T>::out("vjp attention", s, wrt == 0 ? dq : wrt == 1 ? dk : dv, o);
 }
 template <typename T>
 void vjpEmbeddingK(MemRef table, MemRef ids, MemRef dy, MemRef o) {
@@ -301,15 +272,6 @@ void vjpCombineK(int wrt, MemRef y, MemRef weights, MemRef indices, MemRef dy,
 extern "C" {
 
 // Forward.
-#define B(T) matmulK<T>(M(a), M(b), M(o))
-PIPER_KERNEL(matmul, (MR(a), MR(b), MR(o)), B)
-#undef B
-#define B(T) linearK<T>(M(x), M(w), M(o))
-PIPER_KERNEL(linear, (MR(x), MR(w), MR(o)), B)
-#undef B
-#define B(T) linearBiasK<T>(M(x), M(w), M(b), M(o))
-PIPER_KERNEL(linear_bias, (MR(x), MR(w), MR(b), MR(o)), B)
-#undef B
 #define UNARY(NAME, FN) PIPER_KERNEL(NAME, (MR(x), MR(o)), UNARY_BODY_##NAME)
 #define UNARY_BODY_softmax(T) unaryK<T, ref::softmax>("softmax", M(x), M(o))
 UNARY(softmax, ref::softmax)
@@ -318,9 +280,6 @@ PIPER_KERNEL(rmsnorm, (MR(x), MR(w), MR(o), double eps), B)
 #undef B
 #define B(T) layernormK<T>(M(x), M(w), M(b), M(o), eps)
 PIPER_KERNEL(layernorm, (MR(x), MR(w), MR(b), MR(o), double eps), B)
-#undef B
-#define B(T) attentionK<T>(M(q), M(k), M(v), M(o), heads)
-PIPER_KERNEL(attention, (MR(q), MR(k), MR(v), MR(o), int64_t heads), B)
 #undef B
 #define B(T) embeddingK<T>(M(t), M(i), M(o))
 PIPER_KERNEL(embedding, (MR(t), MR(i), MR(o)), B)
@@ -385,15 +344,6 @@ PIPER_KERNEL(vjp_layernorm_1, (MR(x), MR(w), MR(b), MR(dy), MR(o), double eps),
              VJP_LN_B1)
 PIPER_KERNEL(vjp_layernorm_2, (MR(x), MR(w), MR(b), MR(dy), MR(o), double eps),
              VJP_LN_B2)
-#define VJP_ATT_B0(T) vjpAttentionK<T>(0, M(q), M(k), M(v), M(dy), M(o), heads)
-#define VJP_ATT_B1(T) vjpAttentionK<T>(1, M(q), M(k), M(v), M(dy), M(o), heads)
-#define VJP_ATT_B2(T) vjpAttentionK<T>(2, M(q), M(k), M(v), M(dy), M(o), heads)
-PIPER_KERNEL(vjp_attention_0,
-             (MR(q), MR(k), MR(v), MR(dy), MR(o), int64_t heads), VJP_ATT_B0)
-PIPER_KERNEL(vjp_attention_1,
-             (MR(q), MR(k), MR(v), MR(dy), MR(o), int64_t heads), VJP_ATT_B1)
-PIPER_KERNEL(vjp_attention_2,
-             (MR(q), MR(k), MR(v), MR(dy), MR(o), int64_t heads), VJP_ATT_B2)
 #define B(T) vjpEmbeddingK<T>(M(t), M(i), M(dy), M(o))
 PIPER_KERNEL(vjp_embedding_0, (MR(t), MR(i), MR(dy), MR(o)), B)
 #undef B

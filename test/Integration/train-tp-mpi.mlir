@@ -24,7 +24,8 @@
 // RUN: %mpiexec -np 2 piper-run %t/tp.plan --steps=5 --params-out=%t/tp.params > %t/tp.txt
 // RUN: %numdiff %t/gpt.txt %t/tp.txt && %numdiff %t/gpt.params %t/tp.params
 // RUN: FileCheck %s --input-file=%t/tp.txt
-// The lowered body: a local attention head and the in-body all-reduce.
+// The lowered body: attention over one local head of 8 channels and the
+// in-body all-reduce.
 // RUN: piper-compile %t/tp.mlir --directives=%t/tp.json --emit=kernels | FileCheck %s --check-prefix=BODY
 
 // DP2 x TP2 on 4 ranks: 2 batch replicas of 1 sequence.
@@ -71,5 +72,5 @@
 // PLAN-NEXT: "parts": 2
 
 // BODY-LABEL: func.func private @step.F.PP0.local(
-// BODY:         call @piper_k_attention_f64(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i64{{[_0-9]*}}) : (memref<*xf64>, memref<*xf64>, memref<*xf64>, memref<*xf64>, i64) -> ()
+// BODY:         call @piper_attention_2x8x8_h1_f64(
 // BODY:         call @piper_comm_all_reduce_f64(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf64>, memref<*xf64>, i64, f64) -> ()

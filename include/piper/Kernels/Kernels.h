@@ -8,12 +8,14 @@
 //
 // The kernel library that native code produced by `--piper-lower-to-llvm`
 // calls for the piper ops whose semantics do not map cleanly onto linalg
-// yet (attention, norms, softmax, MoE routing, losses, their VJPs, the
-// optimizer updates) and for GEMMs (OpenBLAS). Elementwise ops (add, sub,
-// mul and the activations with an ElementwiseOpInterface) and their VJPs
-// have no kernel here: they lower to linalg.generic. Plain C++ with a C ABI and
-// no MLIR or LLVM: plan objects link it statically, and so will the MPI
-// runtime.
+// yet (norms, softmax, MoE routing, losses, their VJPs, the optimizer
+// updates) and for GEMMs (OpenBLAS). Elementwise ops (add, sub, mul and the
+// activations with an ElementwiseOpInterface), attention, the forward of
+// matmul and linear and their VJPs (but linear's and 2-D matmul's) have no
+// kernel here: they lower to linalg (GEMMs to linalg.matmul and
+// linalg.batch_matmul, which become piper_k_gemm and piper_k_batch_gemm).
+// Plain C++ with a C ABI and no MLIR or LLVM: plan objects link it
+// statically, and so will the MPI runtime.
 //
 // ABI. Every tensor operand and result is an *unranked* memref as MLIR's
 // default calling convention passes it: two arguments, `int64_t rank` and
@@ -27,6 +29,9 @@
 //   piper_k_<op>_<f32|f64>            forward of piper.<op>
 //   piper_k_vjp_<op>_<wrt>_<f32|f64>  piper.vjp of piper.<op> w.r.t. operand
 //   piper_k_gemm_<f32|f64>            C += A B on 2-D memrefs (BLAS)
+//   piper_k_batch_gemm_<f32|f64>      C[n] += op(A[n]) op(B[n]) on 3-D
+//                                     memrefs, then i64 transA, transB
+//                                     (op transposes when 1; BLAS per n)
 // where f32/f64 is the element type of the float tensors; integer tensors
 // (ids, labels, expert indices, AdamW step counts) are always i64.
 //
