@@ -37,8 +37,7 @@ template <typename... Ops> struct OpList {
   }
 };
 using KernelOps =
-    OpList<MatmulOp, LinearOp, SoftmaxOp, RmsNormOp, LayerNormOp, AttentionOp,
-           EmbeddingOp, CrossEntropyOp, ReshapeOp, TransposeOp, RouterOp,
+    OpList<MatmulOp, LinearOp, AttentionOp, ReshapeOp, TransposeOp, RouterOp,
            DispatchOp, ExpertFfnOp, CombineOp, SgdUpdateOp, AdamWUpdateOp>;
 
 StringRef suffix(FloatType t) { return t.isF32() ? "f32" : "f64"; }
@@ -54,11 +53,6 @@ int64_t packPermutation(ArrayRef<int64_t> perm) {
 /// The scalar operands of `op`'s kernel, from its attributes.
 SmallVector<Value> kernelScalars(Operation *op, OpBuilder &b) {
   Location loc = op->getLoc();
-  auto f64Attr = [&](StringRef key, double fallback) {
-    if (auto a = op->getAttrOfType<FloatAttr>(key))
-      return f64Constant(b, loc, a.getValueAsDouble());
-    return f64Constant(b, loc, fallback);
-  };
   auto i64Attr = [&](StringRef key) {
     auto a = op->getAttrOfType<IntegerAttr>(key);
     return i64Constant(b, loc, a ? a.getInt() : 0);
@@ -69,10 +63,6 @@ SmallVector<Value> kernelScalars(Operation *op, OpBuilder &b) {
       values.push_back(f64Constant(b, loc, a.getValueAsDouble()));
     return values;
   };
-  if (isa<RmsNormOp>(op))
-    return {f64Attr("epsilon", 1e-6)};
-  if (isa<LayerNormOp>(op))
-    return {f64Attr("epsilon", 1e-5)};
   if (isa<AttentionOp>(op))
     return {i64Attr("num_heads")};
   if (isa<RouterOp>(op))
@@ -119,15 +109,6 @@ FailureOr<SmallVector<Value>> vjpScalars(VJPOp op, StringRef mnemonic,
                                          OpBuilder &b) {
   Location loc = op.getLoc();
   DictionaryAttr attrs = op.getForwardAttrs();
-  auto floatAttr = [&](StringRef key, double fallback) {
-    if (auto a = attrs ? attrs.getAs<FloatAttr>(key) : FloatAttr())
-      return a.getValueAsDouble();
-    return fallback;
-  };
-  if (mnemonic == "rmsnorm")
-    return SmallVector<Value>{f64Constant(b, loc, floatAttr("epsilon", 1e-6))};
-  if (mnemonic == "layernorm")
-    return SmallVector<Value>{f64Constant(b, loc, floatAttr("epsilon", 1e-5))};
   if (mnemonic == "attention" || mnemonic == "router" ||
       mnemonic == "dispatch") {
     StringRef key = mnemonic == "attention" ? "num_heads"
@@ -176,9 +157,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
     // generated from their ElementwiseOpInterface; add, sub and mul
     // differentiate into piper ops).
     static const llvm::StringSet<> known = {
-        "matmul",    "linear",    "softmax",       "rmsnorm", "layernorm",
-        "attention", "embedding", "cross_entropy", "reshape", "transpose",
-        "router",    "dispatch",  "expert_ffn",    "combine"};
+        "matmul",    "linear",   "attention",  "reshape", "transpose",
+        "router",    "dispatch", "expert_ffn", "combine"};
     if (!known.contains(mnemonic))
       return op.emitError()
              << "no kernel for the VJP of '" << op.getOp() << "'";

@@ -8,10 +8,11 @@
 //
 // The kernel library that native code produced by `--piper-lower-to-llvm`
 // calls for the piper ops whose semantics do not map cleanly onto linalg
-// yet (attention, norms, softmax, MoE routing, losses, their VJPs, the
-// optimizer updates) and for GEMMs (OpenBLAS). Elementwise ops (add, sub,
-// mul and the activations with an ElementwiseOpInterface) and their VJPs
-// have no kernel here: they lower to linalg.generic. Plain C++ with a C ABI and
+// yet (attention, MoE routing, layout, their VJPs, the optimizer updates)
+// and for GEMMs (OpenBLAS). Elementwise ops (add, sub, mul and the
+// activations with an ElementwiseOpInterface), the norms, softmax,
+// cross-entropy, embedding and their VJPs have no kernel here: they lower to
+// linalg (lib/Conversion/*ToLinalg.cpp). Plain C++ with a C ABI and
 // no MLIR or LLVM: plan objects link it statically, and so will the MPI
 // runtime.
 //
