@@ -157,8 +157,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
     // generated from their ElementwiseOpInterface; add, sub and mul
     // differentiate into piper ops).
     static const llvm::StringSet<> known = {
-        "matmul",    "linear",   "attention",  "reshape", "transpose",
-        "router",    "dispatch", "expert_ffn", "combine"};
+        "matmul", "linear",   "attention",  "reshape", "transpose",
+        "router", "dispatch", "expert_ffn", "combine"};
     if (!known.contains(mnemonic))
       return op.emitError()
              << "no kernel for the VJP of '" << op.getOp() << "'";

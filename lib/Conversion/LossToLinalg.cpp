@@ -48,8 +48,7 @@ namespace {
 Value isLabelColumn(OpBuilder &b, Location loc, Value label) {
   Value column = linalg::IndexOp::create(b, loc, 1);
   Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), label);
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, column,
-                               index);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, column, index);
 }
 
 /// `id` (an integer element) as an index, with whether it lies in [0, rows);
@@ -140,7 +139,8 @@ Value crossEntropyVJP(OpBuilder &b, Location loc, Value logits, Value labels,
       Index::Whole, {elt},
       [&](OpBuilder &nb, Location nl, ValueRange in, Value) {
         Value p = in[0];
-        Value hit = arith::SubFOp::create(nb, nl, p, constant(nb, nl, acc, 1.0));
+        Value hit =
+            arith::SubFOp::create(nb, nl, p, constant(nb, nl, acc, 1.0));
         Value g = arith::SelectOp::create(nb, nl, isLabelColumn(nb, nl, in[1]),
                                           hit, p);
         Value scale =
@@ -171,18 +171,18 @@ struct EmbeddingToLinalg : OpConversionPattern<EmbeddingOp> {
     auto tableType = cast<RankedTensorType>(table.getType());
     Value ids = flatten(rewriter, loc, adaptor.getIds());
     int64_t tokens = cast<RankedTensorType>(ids.getType()).getDimSize(0);
-    Value rows = build1(
-        rewriter, loc, {tokens, tableType.getDimSize(1)}, {{ids, Index::Row}},
-        Index::Whole, {elt},
-        [&](OpBuilder &nb, Location nl, ValueRange in, Value) {
-          auto [row, valid] =
-              checkedRow(nb, nl, in[0], tableType.getDimSize(0));
-          Value column = linalg::IndexOp::create(nb, nl, 1);
-          Value v = tensor::ExtractOp::create(nb, nl, table,
-                                              ValueRange{row, column});
-          return arith::SelectOp::create(nb, nl, valid, v,
-                                         constant(nb, nl, elt, 0.0));
-        });
+    Value rows =
+        build1(rewriter, loc, {tokens, tableType.getDimSize(1)},
+               {{ids, Index::Row}}, Index::Whole, {elt},
+               [&](OpBuilder &nb, Location nl, ValueRange in, Value) {
+                 auto [row, valid] =
+                     checkedRow(nb, nl, in[0], tableType.getDimSize(0));
+                 Value column = linalg::IndexOp::create(nb, nl, 1);
+                 Value v = tensor::ExtractOp::create(nb, nl, table,
+                                                     ValueRange{row, column});
+                 return arith::SelectOp::create(nb, nl, valid, v,
+                                                constant(nb, nl, elt, 0.0));
+               });
     rewriter.replaceOp(op, fromRows(rewriter, loc, rows, op.getType()));
     return success();
   }
@@ -197,13 +197,12 @@ struct EmbeddingToLinalg : OpConversionPattern<EmbeddingOp> {
 /// times dy (a GEMM). Both cost V T H (33.5 M multiply-adds at vocab 256,
 /// 512 tokens, hidden 256), V times the scatter's work: 256 times here,
 /// 150 000 times at a real vocabulary; the one-hot also takes V T memory.
-/// An scf.for over
-/// the T tokens on tensors instead adds each dy row into its table row: a
-/// [1, H] linalg.generic updating an extract_slice of the accumulator, which
-/// one-shot bufferization turns into an in-place update of a subview. That
-/// is T H adds, in token order, so repeated ids sum in the reference's
-/// order. The token loop must stay sequential (two tokens may share a row);
-/// the H loop inside is parallel and vectorises.
+/// An scf.for over the T tokens on tensors instead adds each dy row into its
+/// table row: a [1, H] linalg.generic updating an extract_slice of the
+/// accumulator, which one-shot bufferization turns into an in-place update
+/// of a subview. That is T H adds, in token order, so repeated ids sum in
+/// the reference's order. The token loop must stay sequential (two tokens
+/// may share a row); the H loop inside is parallel and vectorises.
 Value embeddingVJP(OpBuilder &b, Location loc, Value ids, Value dy,
                    RankedTensorType tableType) {
   Type elt = tableType.getElementType();
@@ -212,11 +211,11 @@ Value embeddingVJP(OpBuilder &b, Location loc, Value ids, Value dy,
   Value dyRows = asRows(b, loc, dy);
   int64_t vocab = tableType.getDimSize(0), h = tableType.getDimSize(1);
   int64_t tokens = cast<RankedTensorType>(flatIds.getType()).getDimSize(0);
-  Value zeros = linalg::FillOp::create(
-                    b, loc, ValueRange{constant(b, loc, acc, 0.0)},
-                    ValueRange{tensor::EmptyOp::create(
-                        b, loc, tableType.getShape(), acc)})
-                    .getResult(0);
+  Value zeros =
+      linalg::FillOp::create(b, loc, ValueRange{constant(b, loc, acc, 0.0)},
+                             ValueRange{tensor::EmptyOp::create(
+                                 b, loc, tableType.getShape(), acc)})
+          .getResult(0);
   Value lb = arith::ConstantIndexOp::create(b, loc, 0);
   Value ub = arith::ConstantIndexOp::create(b, loc, tokens);
   Value step = arith::ConstantIndexOp::create(b, loc, 1);
@@ -248,7 +247,8 @@ Value embeddingVJP(OpBuilder &b, Location loc, Value ids, Value dy,
                                                 widen(gb, gl, args[0], acc),
                                                 constant(gb, gl, acc, 0.0));
               linalg::YieldOp::create(
-                  gb, gl, ValueRange{arith::AddFOp::create(gb, gl, args[1], g)});
+                  gb, gl,
+                  ValueRange{arith::AddFOp::create(gb, gl, args[1], g)});
             });
         Value updated = tensor::InsertSliceOp::create(
             nb, nl, add.getResult(0), iter[0], tableAt, sizes, strides);

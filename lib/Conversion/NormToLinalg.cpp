@@ -53,7 +53,9 @@ struct Rows {
     loops.assign(type.getShape().begin(), type.getShape().end());
   }
   int64_t h() const { return loops[1]; }
-  ArrayRef<int64_t> rowLoop() const { return ArrayRef<int64_t>(loops).take_front(); }
+  ArrayRef<int64_t> rowLoop() const {
+    return ArrayRef<int64_t>(loops).take_front();
+  }
 };
 
 /// 1 / sqrt(stat / H + eps) for each row's statistic `stat` [R].
@@ -85,11 +87,10 @@ Value rowSum(OpBuilder &b, Location loc, const Rows &r, ArrayRef<In> ins,
 Value colSum(OpBuilder &b, Location loc, const Rows &r, ArrayRef<In> ins,
              Type elt,
              function_ref<Value(OpBuilder &, Location, ValueRange)> f) {
-  Value sum =
-      build1(b, loc, r.loops, ins, Index::Col, {r.acc, 0.0},
-             [&](OpBuilder &nb, Location nl, ValueRange in, Value acc) {
-               return arith::AddFOp::create(nb, nl, acc, f(nb, nl, in));
-             });
+  Value sum = build1(b, loc, r.loops, ins, Index::Col, {r.acc, 0.0},
+                     [&](OpBuilder &nb, Location nl, ValueRange in, Value acc) {
+                       return arith::AddFOp::create(nb, nl, acc, f(nb, nl, in));
+                     });
   return narrowTensor(b, loc, sum, elt);
 }
 
@@ -150,7 +151,8 @@ SmallVector<Value> rmsNormVJP(OpBuilder &b, Location loc, VJPOp op,
   Rows r(b, loc, primals[0]);
   Value w = primals[1];
   Value dy = asRows(b, loc, cotangent);
-  Value s = rmsScale(b, loc, r, forwardFloatAttr(op, "epsilon", kRmsNormEpsilon));
+  Value s =
+      rmsScale(b, loc, r, forwardFloatAttr(op, "epsilon", kRmsNormEpsilon));
   SmallVector<Value> gradients;
   for (int64_t wrt : op.getWrt()) {
     if (wrt == 1) {
@@ -211,13 +213,12 @@ LayerStats layerStats(OpBuilder &b, Location loc, const Rows &r, double eps) {
                      [&](OpBuilder &nb, Location nl, ValueRange in) {
                        return widen(nb, nl, in[0], r.acc);
                      });
-  Value mean = build1(b, loc, r.rowLoop(), {{sum, Index::Whole}}, Index::Whole,
-                      {r.acc},
-                      [&](OpBuilder &nb, Location nl, ValueRange in, Value) {
-                        return arith::DivFOp::create(
-                            nb, nl, in[0],
-                            constant(nb, nl, r.acc, double(r.h())));
-                      });
+  Value mean =
+      build1(b, loc, r.rowLoop(), {{sum, Index::Whole}}, Index::Whole, {r.acc},
+             [&](OpBuilder &nb, Location nl, ValueRange in, Value) {
+               return arith::DivFOp::create(
+                   nb, nl, in[0], constant(nb, nl, r.acc, double(r.h())));
+             });
   Value var = rowSum(b, loc, r, {{r.x, Index::Whole}, {mean, Index::Row}},
                      [&](OpBuilder &nb, Location nl, ValueRange in) {
                        Value d = arith::SubFOp::create(
@@ -248,21 +249,20 @@ struct LayerNormToLinalg : OpConversionPattern<LayerNormOp> {
     Rows r(rewriter, loc, adaptor.getX());
     LayerStats st = layerStats(
         rewriter, loc, r, forwardFloatAttr(op, "epsilon", kLayerNormEpsilon));
-    Value y = build1(rewriter, loc, r.loops,
-                     {{r.x, Index::Whole},
-                      {st.mean, Index::Row},
-                      {st.scale, Index::Row},
-                      {adaptor.getW(), Index::Col},
-                      {adaptor.getB(), Index::Col}},
-                     Index::Whole, {elt},
-                     [&](OpBuilder &nb, Location nl, ValueRange in, Value) {
-                       SmallVector<Value> a = wide(nb, nl, in, r.acc);
-                       Value n = xhat(nb, nl, a[0], a[1], a[2]);
-                       Value nw = arith::MulFOp::create(nb, nl, n, a[3]);
-                       return narrow(
-                           nb, nl, arith::AddFOp::create(nb, nl, nw, a[4]),
-                           elt);
-                     });
+    Value y = build1(
+        rewriter, loc, r.loops,
+        {{r.x, Index::Whole},
+         {st.mean, Index::Row},
+         {st.scale, Index::Row},
+         {adaptor.getW(), Index::Col},
+         {adaptor.getB(), Index::Col}},
+        Index::Whole, {elt},
+        [&](OpBuilder &nb, Location nl, ValueRange in, Value) {
+          SmallVector<Value> a = wide(nb, nl, in, r.acc);
+          Value n = xhat(nb, nl, a[0], a[1], a[2]);
+          Value nw = arith::MulFOp::create(nb, nl, n, a[3]);
+          return narrow(nb, nl, arith::AddFOp::create(nb, nl, nw, a[4]), elt);
+        });
     rewriter.replaceOp(op, fromRows(rewriter, loc, y, op.getType()));
     return success();
   }
@@ -271,8 +271,7 @@ struct LayerNormToLinalg : OpConversionPattern<LayerNormOp> {
 /// dx = s (g - mean(g) - xhat mean(g xhat)) with g = dy w; dw = sum over
 /// rows of dy xhat; db = sum over rows of dy.
 SmallVector<Value> layerNormVJP(OpBuilder &b, Location loc, VJPOp op,
-                                ValueRange primals, Value cotangent,
-                                Type elt) {
+                                ValueRange primals, Value cotangent, Type elt) {
   Rows r(b, loc, primals[0]);
   Value w = primals[1];
   Value dy = asRows(b, loc, cotangent);
@@ -281,26 +280,26 @@ SmallVector<Value> layerNormVJP(OpBuilder &b, Location loc, VJPOp op,
   SmallVector<Value> gradients;
   for (int64_t wrt : op.getWrt()) {
     if (wrt == 1) {
-      gradients.push_back(colSum(
-          b, loc, r,
-          {{dy, Index::Whole},
-           {r.x, Index::Whole},
-           {st.mean, Index::Row},
-           {st.scale, Index::Row}},
-          elt, [&](OpBuilder &nb, Location nl, ValueRange in) -> Value {
-            SmallVector<Value> a = wide(nb, nl, in, r.acc);
-            Value c = arith::SubFOp::create(nb, nl, a[1], a[2]);
-            Value dc = arith::MulFOp::create(nb, nl, a[0], c);
-            return arith::MulFOp::create(nb, nl, dc, a[3]);
-          }));
+      gradients.push_back(
+          colSum(b, loc, r,
+                 {{dy, Index::Whole},
+                  {r.x, Index::Whole},
+                  {st.mean, Index::Row},
+                  {st.scale, Index::Row}},
+                 elt, [&](OpBuilder &nb, Location nl, ValueRange in) -> Value {
+                   SmallVector<Value> a = wide(nb, nl, in, r.acc);
+                   Value c = arith::SubFOp::create(nb, nl, a[1], a[2]);
+                   Value dc = arith::MulFOp::create(nb, nl, a[0], c);
+                   return arith::MulFOp::create(nb, nl, dc, a[3]);
+                 }));
       continue;
     }
     if (wrt == 2) {
-      gradients.push_back(colSum(b, loc, r, {{dy, Index::Whole}}, elt,
-                                 [&](OpBuilder &nb, Location nl,
-                                     ValueRange in) {
-                                   return widen(nb, nl, in[0], r.acc);
-                                 }));
+      gradients.push_back(
+          colSum(b, loc, r, {{dy, Index::Whole}}, elt,
+                 [&](OpBuilder &nb, Location nl, ValueRange in) {
+                   return widen(nb, nl, in[0], r.acc);
+                 }));
       continue;
     }
     // The row sums of g and of g xhat, in one pass.
@@ -309,18 +308,18 @@ SmallVector<Value> layerNormVJP(OpBuilder &b, Location loc, VJPOp op,
                            {w, Index::Col},
                            {st.mean, Index::Row},
                            {st.scale, Index::Row}};
-    SmallVector<Value> sums = build(
-        b, loc, r.loops, ins, Index::Row, {{r.acc, 0.0}, {r.acc, 0.0}},
-        [&](OpBuilder &nb, Location nl, ValueRange in,
-            ValueRange acc) -> SmallVector<Value> {
-          SmallVector<Value> a = wide(nb, nl, in, r.acc);
-          Value g = arith::MulFOp::create(nb, nl, a[1], a[2]);
-          Value gc = arith::MulFOp::create(
-              nb, nl, g, arith::SubFOp::create(nb, nl, a[0], a[3]));
-          Value gx = arith::MulFOp::create(nb, nl, gc, a[4]);
-          return {arith::AddFOp::create(nb, nl, acc[0], g),
-                  arith::AddFOp::create(nb, nl, acc[1], gx)};
-        });
+    SmallVector<Value> sums =
+        build(b, loc, r.loops, ins, Index::Row, {{r.acc, 0.0}, {r.acc, 0.0}},
+              [&](OpBuilder &nb, Location nl, ValueRange in,
+                  ValueRange acc) -> SmallVector<Value> {
+                SmallVector<Value> a = wide(nb, nl, in, r.acc);
+                Value g = arith::MulFOp::create(nb, nl, a[1], a[2]);
+                Value gc = arith::MulFOp::create(
+                    nb, nl, g, arith::SubFOp::create(nb, nl, a[0], a[3]));
+                Value gx = arith::MulFOp::create(nb, nl, gc, a[4]);
+                return {arith::AddFOp::create(nb, nl, acc[0], g),
+                        arith::AddFOp::create(nb, nl, acc[1], gx)};
+              });
     ins.push_back({sums[0], Index::Row});
     ins.push_back({sums[1], Index::Row});
     Value dx = build1(
@@ -359,11 +358,10 @@ struct NormVJPToLinalg : OpConversionPattern<VJPOp> {
     if (!checkVJP(op, rewriter) || !(elt = checkedElementType(op, rewriter)))
       return success(); // Reported; see checkVJP.
     Value dy = adaptor.getCotangents()[0];
-    rewriter.replaceOp(
-        op, rms ? rmsNormVJP(rewriter, op.getLoc(), op, adaptor.getPrimals(),
-                             dy, elt)
-                : layerNormVJP(rewriter, op.getLoc(), op, adaptor.getPrimals(),
-                               dy, elt));
+    rewriter.replaceOp(op, rms ? rmsNormVJP(rewriter, op.getLoc(), op,
+                                            adaptor.getPrimals(), dy, elt)
+                               : layerNormVJP(rewriter, op.getLoc(), op,
+                                              adaptor.getPrimals(), dy, elt));
     return success();
   }
 };

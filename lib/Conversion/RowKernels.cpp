@@ -75,10 +75,11 @@ SmallVector<Value> rows::build(OpBuilder &b, Location loc,
   for (const Out &out : outs) {
     Value init = tensor::EmptyOp::create(b, loc, shape, out.elementType);
     if (outIndex != Index::Whole)
-      init = linalg::FillOp::create(
-                 b, loc, ValueRange{constant(b, loc, out.elementType, out.init)},
-                 ValueRange{init})
-                 .getResult(0);
+      init =
+          linalg::FillOp::create(
+              b, loc, ValueRange{constant(b, loc, out.elementType, out.init)},
+              ValueRange{init})
+              .getResult(0);
     inits.push_back(init);
     types.push_back(init.getType());
     maps.push_back(outMap);
@@ -193,8 +194,8 @@ Value rows::flatten(OpBuilder &b, Location loc, Value t) {
   ReassociationIndices all;
   for (int64_t i = 0; i < rank; ++i)
     all.push_back(i);
-  return tensor::CollapseShapeOp::create(
-      b, loc, t, ArrayRef<ReassociationIndices>{all});
+  return tensor::CollapseShapeOp::create(b, loc, t,
+                                         ArrayRef<ReassociationIndices>{all});
 }
 
 //===----------------------------------------------------------------------===//
@@ -214,14 +215,14 @@ Value rows::rowMax(OpBuilder &b, Location loc, Value x) {
 Value rows::rowExp(OpBuilder &b, Location loc, Value x, Value m) {
   auto type = cast<RankedTensorType>(x.getType());
   FloatType acc = accumulatorType(type.getElementType());
-  return build1(
-      b, loc, type.getShape(), {{x, Index::Whole}, {m, Index::Row}},
-      Index::Whole, {acc},
-      [&](OpBuilder &nb, Location nl, ValueRange in, Value) -> Value {
-        Value d = arith::SubFOp::create(nb, nl, widen(nb, nl, in[0], acc),
-                                        widen(nb, nl, in[1], acc));
-        return math::ExpOp::create(nb, nl, d);
-      });
+  return build1(b, loc, type.getShape(), {{x, Index::Whole}, {m, Index::Row}},
+                Index::Whole, {acc},
+                [&](OpBuilder &nb, Location nl, ValueRange in, Value) -> Value {
+                  Value d =
+                      arith::SubFOp::create(nb, nl, widen(nb, nl, in[0], acc),
+                                            widen(nb, nl, in[1], acc));
+                  return math::ExpOp::create(nb, nl, d);
+                });
 }
 
 //===----------------------------------------------------------------------===//
@@ -230,8 +231,8 @@ Value rows::rowExp(OpBuilder &b, Location loc, Value x, Value m) {
 
 /// Replaces `op`'s results by empty tensors of their types (dynamic sizes
 /// 0); fails when a result is not a ranked tensor.
-static LogicalResult replaceByPlaceholders(Operation *op,
-                                           ConversionPatternRewriter &rewriter) {
+static LogicalResult
+replaceByPlaceholders(Operation *op, ConversionPatternRewriter &rewriter) {
   SmallVector<Value> placeholders;
   for (Type type : op->getResultTypes()) {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -262,11 +263,11 @@ FloatType rows::checkedElementType(Operation *op,
     (void)replaceByPlaceholders(op, rewriter);
     return {};
   }
-  auto types = llvm::concat<const Type>(op->getOperandTypes(),
-                                        op->getResultTypes());
+  auto types =
+      llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes());
   for (Type type : types)
-    if (auto shaped = dyn_cast<ShapedType>(type); shaped &&
-                                                  !shaped.hasStaticShape()) {
+    if (auto shaped = dyn_cast<ShapedType>(type);
+        shaped && !shaped.hasStaticShape()) {
       op->emitError() << "the native lowering needs static shapes, got "
                       << type;
       (void)replaceByPlaceholders(op, rewriter);

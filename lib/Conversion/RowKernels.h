@@ -69,11 +69,10 @@ SmallVector<Value> build(OpBuilder &b, Location loc, ArrayRef<int64_t> loops,
                          Body body);
 
 /// build() with one result.
-Value build1(OpBuilder &b, Location loc, ArrayRef<int64_t> loops,
-             ArrayRef<In> ins, Index outIndex, Out out,
-             function_ref<Value(OpBuilder &, Location, ValueRange ins,
-                                Value acc)>
-                 body);
+Value build1(
+    OpBuilder &b, Location loc, ArrayRef<int64_t> loops, ArrayRef<In> ins,
+    Index outIndex, Out out,
+    function_ref<Value(OpBuilder &, Location, ValueRange ins, Value acc)> body);
 
 /// f32 for float types narrower than f32, else `elementType` itself.
 FloatType accumulatorType(Type elementType);

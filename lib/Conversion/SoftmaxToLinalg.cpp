@@ -29,8 +29,7 @@ using namespace mlir;
 using namespace mlir::piper;
 using namespace mlir::piper::rows;
 
-Value rows::softmaxRows(OpBuilder &b, Location loc, Value x,
-                        Type resultType) {
+Value rows::softmaxRows(OpBuilder &b, Location loc, Value x, Type resultType) {
   ArrayRef<int64_t> shape = cast<RankedTensorType>(x.getType()).getShape();
   Value e = rowExp(b, loc, x, rowMax(b, loc, x));
   Type acc = cast<RankedTensorType>(e.getType()).getElementType();
@@ -50,20 +49,21 @@ Value rows::softmaxGradRows(OpBuilder &b, Location loc, Value y, Value dy,
                             Type resultType) {
   auto type = cast<RankedTensorType>(dy.getType());
   FloatType acc = accumulatorType(type.getElementType());
-  Value dot = build1(
-      b, loc, type.getShape(), {{y, Index::Whole}, {dy, Index::Whole}},
-      Index::Row, {acc, 0.0},
-      [&](OpBuilder &nb, Location nl, ValueRange in, Value sum) {
-        Value p = arith::MulFOp::create(nb, nl, widen(nb, nl, in[1], acc),
-                                        widen(nb, nl, in[0], acc));
-        return arith::AddFOp::create(nb, nl, sum, p);
-      });
+  Value dot =
+      build1(b, loc, type.getShape(), {{y, Index::Whole}, {dy, Index::Whole}},
+             Index::Row, {acc, 0.0},
+             [&](OpBuilder &nb, Location nl, ValueRange in, Value sum) {
+               Value p =
+                   arith::MulFOp::create(nb, nl, widen(nb, nl, in[1], acc),
+                                         widen(nb, nl, in[0], acc));
+               return arith::AddFOp::create(nb, nl, sum, p);
+             });
   return build1(
       b, loc, type.getShape(),
       {{y, Index::Whole}, {dy, Index::Whole}, {dot, Index::Row}}, Index::Whole,
       {resultType}, [&](OpBuilder &nb, Location nl, ValueRange in, Value) {
-        Value d = arith::SubFOp::create(nb, nl, widen(nb, nl, in[1], acc),
-                                        in[2]);
+        Value d =
+            arith::SubFOp::create(nb, nl, widen(nb, nl, in[1], acc), in[2]);
         Value g = arith::MulFOp::create(nb, nl, widen(nb, nl, in[0], acc), d);
         return narrow(nb, nl, g, resultType);
       });
