@@ -183,7 +183,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
 
 bool mlir::piper::hasKernelPattern(Operation *op) {
   return KernelOps::contains(op) ||
-         isa<AnnotateOp, VJPOp, AddOp, SubOp, MulOp, ElementwiseOpInterface>(
+         isa<AnnotateOp, VJPOp, AddOp, SubOp, MulOp, ElementwiseOpInterface,
+             SoftmaxOp, RmsNormOp, LayerNormOp, EmbeddingOp, CrossEntropyOp>(
              op);
 }
 
