@@ -42,6 +42,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -239,6 +240,9 @@ void mlir::piper::populateConvertToKernelsPatterns(
   populateElementwiseToLinalgPatterns(patterns);
   populateAttentionToLinalgPatterns(patterns);
   populateBatchedMatmulToLinalgPatterns(patterns);
+  populateNormToLinalgPatterns(patterns);
+  populateSoftmaxToLinalgPatterns(patterns);
+  populateLossToLinalgPatterns(patterns);
   populateKernelCallPatterns(patterns);
 }
 
@@ -248,6 +252,8 @@ void mlir::piper::configureConvertToKernelsTarget(ConversionTarget &target) {
                          bufferization::BufferizationDialect, func::FuncDialect,
                          linalg::LinalgDialect, math::MathDialect,
                          memref::MemRefDialect, tensor::TensorDialect>();
+  // The embedding VJP's loop over tokens (LossToLinalg.cpp).
+  target.addLegalOp<scf::ForOp, scf::YieldOp>();
   target.addDynamicallyLegalOp<arith::AddIOp>(
       [](arith::AddIOp op) { return !isa<RankedTensorType>(op.getType()); });
   // Only function bodies are lowered (a module may still hold meshes).

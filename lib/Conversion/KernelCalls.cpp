@@ -37,8 +37,7 @@ template <typename... Ops> struct OpList {
   }
 };
 using KernelOps =
-    OpList<SoftmaxOp, RmsNormOp, LayerNormOp, EmbeddingOp, CrossEntropyOp,
-           ReshapeOp, TransposeOp, RouterOp, DispatchOp, ExpertFfnOp, CombineOp,
+    OpList<ReshapeOp, TransposeOp, RouterOp, DispatchOp, ExpertFfnOp, CombineOp,
            SgdUpdateOp, AdamWUpdateOp>;
 
 StringRef suffix(FloatType t) { return t.isF32() ? "f32" : "f64"; }
@@ -54,11 +53,6 @@ int64_t packPermutation(ArrayRef<int64_t> perm) {
 /// The scalar operands of `op`'s kernel, from its attributes.
 SmallVector<Value> kernelScalars(Operation *op, OpBuilder &b) {
   Location loc = op->getLoc();
-  auto f64Attr = [&](StringRef key, double fallback) {
-    if (auto a = op->getAttrOfType<FloatAttr>(key))
-      return f64Constant(b, loc, a.getValueAsDouble());
-    return f64Constant(b, loc, fallback);
-  };
   auto i64Attr = [&](StringRef key) {
     auto a = op->getAttrOfType<IntegerAttr>(key);
     return i64Constant(b, loc, a ? a.getInt() : 0);
@@ -69,10 +63,6 @@ SmallVector<Value> kernelScalars(Operation *op, OpBuilder &b) {
       values.push_back(f64Constant(b, loc, a.getValueAsDouble()));
     return values;
   };
-  if (isa<RmsNormOp>(op))
-    return {f64Attr("epsilon", 1e-6)};
-  if (isa<LayerNormOp>(op))
-    return {f64Attr("epsilon", 1e-5)};
   if (isa<RouterOp>(op))
     return {i64Attr("top_k")};
   if (isa<DispatchOp>(op))
@@ -115,15 +105,6 @@ FailureOr<SmallVector<Value>> vjpScalars(VJPOp op, StringRef mnemonic,
                                          OpBuilder &b) {
   Location loc = op.getLoc();
   DictionaryAttr attrs = op.getForwardAttrs();
-  auto floatAttr = [&](StringRef key, double fallback) {
-    if (auto a = attrs ? attrs.getAs<FloatAttr>(key) : FloatAttr())
-      return a.getValueAsDouble();
-    return fallback;
-  };
-  if (mnemonic == "rmsnorm")
-    return SmallVector<Value>{f64Constant(b, loc, floatAttr("epsilon", 1e-6))};
-  if (mnemonic == "layernorm")
-    return SmallVector<Value>{f64Constant(b, loc, floatAttr("epsilon", 1e-5))};
   if (mnemonic == "router" || mnemonic == "dispatch") {
     StringRef key = mnemonic == "router" ? "top_k" : "capacity";
     auto a = attrs ? attrs.getAs<IntegerAttr>(key) : IntegerAttr();
@@ -172,9 +153,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
     // generated from their ElementwiseOpInterface; add, sub and mul
     // differentiate into piper ops).
     static const llvm::StringSet<> known = {
-        "matmul",    "linear",        "softmax", "rmsnorm",   "layernorm",
-        "embedding", "cross_entropy", "reshape", "transpose", "router",
-        "dispatch",  "expert_ffn",    "combine"};
+        "matmul",   "linear",     "reshape", "transpose",
+        "router",   "dispatch",   "expert_ffn", "combine"};
     if (!known.contains(mnemonic))
       return op.emitError()
              << "no kernel for the VJP of '" << op.getOp() << "'";
@@ -200,7 +180,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
 bool mlir::piper::hasKernelPattern(Operation *op) {
   return KernelOps::contains(op) ||
          isa<AnnotateOp, VJPOp, AddOp, SubOp, MulOp, AttentionOp,
-             ElementwiseOpInterface>(op);
+             ElementwiseOpInterface, SoftmaxOp, RmsNormOp, LayerNormOp,
+             EmbeddingOp, CrossEntropyOp>(op);
 }
 
 void mlir::piper::populateKernelCallPatterns(RewritePatternSet &patterns) {

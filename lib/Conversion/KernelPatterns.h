@@ -71,6 +71,26 @@ bool isBlasBatchMatmul(Operation *op);
 void callOnBuffers(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
                    ValueRange buffers, ValueRange scalars);
 
+/// The float attribute `key` of `op`, or for a piper.vjp of its
+/// forward_attrs; `fallback` (the forward op's default) when absent.
+double forwardFloatAttr(Operation *op, StringRef key, double fallback);
+
+/// Softmax over the last dim of `x` (a static float tensor, rank >= 1),
+/// stable: each row's max is subtracted before exp. Sums in f32 for types
+/// narrower than f32; the result has x's type (SoftmaxToLinalg.cpp).
+Value buildRowSoftmax(OpBuilder &b, Location loc, Value x);
+
+/// The softmax VJP from its output: y (dy - sum_j dy_j y_j) per row of the
+/// last dim, for y and dy of one shape; the result has dy's type.
+Value buildRowSoftmaxGrad(OpBuilder &b, Location loc, Value y, Value dy);
+
+/// rmsnorm, layernorm and their piper.vjp as linalg.generic (benefit 2).
+void populateNormToLinalgPatterns(RewritePatternSet &patterns);
+/// softmax and its piper.vjp as linalg.generic (benefit 2).
+void populateSoftmaxToLinalgPatterns(RewritePatternSet &patterns);
+/// cross_entropy, embedding and their piper.vjp in linalg (benefit 2).
+void populateLossToLinalgPatterns(RewritePatternSet &patterns);
+
 } // namespace mlir::piper
 
 #endif // PIPER_LIB_CONVERSION_KERNELPATTERNS_H

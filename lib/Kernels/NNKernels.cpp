@@ -55,34 +55,6 @@ std::vector<int64_t> unpackPermutation(int64_t packed, int64_t rank) {
 // Forward
 //===----------------------------------------------------------------------===//
 
-using Unary = ref::Status (*)(const ref::Tensor &, ref::Tensor &);
-template <typename T, Unary F> void unaryK(const char *op, MemRef x, MemRef o) {
-  ref::Tensor r;
-  Io<T>::out(op, F(Io<T>::in(x), r), r, o);
-}
-
-template <typename T> void rmsnormK(MemRef x, MemRef w, MemRef o, double eps) {
-  ref::Tensor r;
-  Io<T>::out("rmsnorm", ref::rmsnorm(Io<T>::in(x), Io<T>::in(w), eps, r), r, o);
-}
-template <typename T>
-void layernormK(MemRef x, MemRef w, MemRef b, MemRef o, double eps) {
-  ref::Tensor r;
-  Io<T>::out("layernorm",
-             ref::layernorm(Io<T>::in(x), Io<T>::in(w), Io<T>::in(b), eps, r),
-             r, o);
-}
-template <typename T> void embeddingK(MemRef table, MemRef ids, MemRef o) {
-  ref::Tensor r;
-  Io<T>::out("embedding", ref::embedding(Io<T>::in(table), Io<T>::idx(ids), r),
-             r, o);
-}
-template <typename T>
-void crossEntropyK(MemRef logits, MemRef labels, MemRef o) {
-  ref::Tensor r;
-  Io<T>::out("cross_entropy",
-             ref::crossEntropy(Io<T>::in(logits), Io<T>::idx(labels), r), r, o);
-}
 template <typename T> void reshapeK(MemRef x, MemRef o) {
   ref::Tensor r;
   Io<T>::out("reshape", ref::reshape(Io<T>::in(x), o.shape(), r), r, o);
@@ -155,46 +127,7 @@ void vjpLinearK(int wrt, MemRef x, MemRef w, MemRef dy, MemRef o) {
   Io<T>::out("vjp linear", s, g, o);
 }
 
-using UnaryBwd = ref::Status (*)(const ref::Tensor &, const ref::Tensor &,
-                                 ref::Tensor &);
-template <typename T, UnaryBwd F>
-void vjpUnaryK(const char *op, MemRef x, MemRef dy, MemRef o) {
-  ref::Tensor g;
-  Io<T>::out(op, F(Io<T>::in(x), Io<T>::in(dy), g), g, o);
-}
 template <typename T>
-void vjpRmsnormK(int wrt, MemRef x, MemRef w, MemRef dy, MemRef o, double eps) {
-  ref::Tensor g, X = Io<T>::in(x), W = Io<T>::in(w), DY = Io<T>::in(dy);
-  ref::Status s = wrt == 0 ? ref::rmsnormBackwardInput(X, W, eps, DY, g)
-                           : ref::rmsnormBackwardWeight(X, W, eps, DY, g);
-  Io<T>::out("vjp rmsnorm", s, g, o);
-}
-template <typename T>
-void vjpLayernormK(int wrt, MemRef x, MemRef w, MemRef b, MemRef dy, MemRef o,
-                   double eps) {
-  ref::Tensor X = Io<T>::in(x), W = Io<T>::in(w), B = Io<T>::in(b),
-              DY = Io<T>::in(dy);
-  ref::Tensor g, dw, db;
-  ref::Status s = wrt == 0
-                      ? ref::layernormBackwardInput(X, W, B, eps, DY, g)
-                      : ref::layernormBackwardWeight(X, W, B, eps, DY, dw, db);
-  Io<T>::out("vjp layernorm", s, wrt == 0 ? g : wrt == 1 ? dw : db, o);
-}
-template <typename T>
-void vjpEmbeddingK(MemRef table, MemRef ids, MemRef dy, MemRef o) {
-  ref::Tensor g;
-  Io<T>::out("vjp embedding",
-             ref::embeddingBackwardWeight(Io<T>::in(table), Io<T>::idx(ids),
-                                          Io<T>::in(dy), g),
-             g, o);
-}
-template <typename T>
-void vjpCrossEntropyK(MemRef logits, MemRef labels, MemRef dy, MemRef o) {
-  ref::Tensor g;
-  Io<T>::out("vjp cross_entropy",
-             ref::crossEntropyBackward(Io<T>::in(logits), Io<T>::idx(labels),
-                                       Io<T>::in(dy), g),
-             g, o);
 }
 template <typename T> void vjpReshapeK(MemRef x, MemRef dy, MemRef o) {
   ref::Tensor g, DY = Io<T>::in(dy);
@@ -272,20 +205,6 @@ void vjpCombineK(int wrt, MemRef y, MemRef weights, MemRef indices, MemRef dy,
 extern "C" {
 
 // Forward.
-#define UNARY(NAME, FN) PIPER_KERNEL(NAME, (MR(x), MR(o)), UNARY_BODY_##NAME)
-#define UNARY_BODY_softmax(T) unaryK<T, ref::softmax>("softmax", M(x), M(o))
-UNARY(softmax, ref::softmax)
-#define B(T) rmsnormK<T>(M(x), M(w), M(o), eps)
-PIPER_KERNEL(rmsnorm, (MR(x), MR(w), MR(o), double eps), B)
-#undef B
-#define B(T) layernormK<T>(M(x), M(w), M(b), M(o), eps)
-PIPER_KERNEL(layernorm, (MR(x), MR(w), MR(b), MR(o), double eps), B)
-#undef B
-#define B(T) embeddingK<T>(M(t), M(i), M(o))
-PIPER_KERNEL(embedding, (MR(t), MR(i), MR(o)), B)
-#undef B
-#define B(T) crossEntropyK<T>(M(l), M(i), M(o))
-PIPER_KERNEL(cross_entropy, (MR(l), MR(i), MR(o)), B)
 #undef B
 #define B(T) reshapeK<T>(M(x), M(o))
 PIPER_KERNEL(reshape, (MR(x), MR(o)), B)
@@ -320,36 +239,6 @@ PIPER_KERNEL(vjp_linear_0, (MR(x), MR(w), MR(dy), MR(o)), VJP_LINEAR_B0)
 PIPER_KERNEL(vjp_linear_1, (MR(x), MR(w), MR(dy), MR(o)), VJP_LINEAR_B1)
 PIPER_KERNEL(vjp_linear_2, (MR(x), MR(w), MR(dy), MR(o)), VJP_LINEAR_B2)
 
-#define VJP_UNARY(NAME, FN)                                                    \
-  void piper_k_vjp_##NAME##_0_f32(MR(x), MR(dy), MR(o)) {                      \
-    vjpUnaryK<float, FN>("vjp " #NAME, M(x), M(dy), M(o));                     \
-  }                                                                            \
-  void piper_k_vjp_##NAME##_0_f64(MR(x), MR(dy), MR(o)) {                      \
-    vjpUnaryK<double, FN>("vjp " #NAME, M(x), M(dy), M(o));                    \
-  }
-VJP_UNARY(softmax, ref::softmaxBackward)
-
-#define VJP_RMS_B0(T) vjpRmsnormK<T>(0, M(x), M(w), M(dy), M(o), eps)
-#define VJP_RMS_B1(T) vjpRmsnormK<T>(1, M(x), M(w), M(dy), M(o), eps)
-PIPER_KERNEL(vjp_rmsnorm_0, (MR(x), MR(w), MR(dy), MR(o), double eps),
-             VJP_RMS_B0)
-PIPER_KERNEL(vjp_rmsnorm_1, (MR(x), MR(w), MR(dy), MR(o), double eps),
-             VJP_RMS_B1)
-#define VJP_LN_B0(T) vjpLayernormK<T>(0, M(x), M(w), M(b), M(dy), M(o), eps)
-#define VJP_LN_B1(T) vjpLayernormK<T>(1, M(x), M(w), M(b), M(dy), M(o), eps)
-#define VJP_LN_B2(T) vjpLayernormK<T>(2, M(x), M(w), M(b), M(dy), M(o), eps)
-PIPER_KERNEL(vjp_layernorm_0, (MR(x), MR(w), MR(b), MR(dy), MR(o), double eps),
-             VJP_LN_B0)
-PIPER_KERNEL(vjp_layernorm_1, (MR(x), MR(w), MR(b), MR(dy), MR(o), double eps),
-             VJP_LN_B1)
-PIPER_KERNEL(vjp_layernorm_2, (MR(x), MR(w), MR(b), MR(dy), MR(o), double eps),
-             VJP_LN_B2)
-#define B(T) vjpEmbeddingK<T>(M(t), M(i), M(dy), M(o))
-PIPER_KERNEL(vjp_embedding_0, (MR(t), MR(i), MR(dy), MR(o)), B)
-#undef B
-#define B(T) vjpCrossEntropyK<T>(M(l), M(i), M(dy), M(o))
-PIPER_KERNEL(vjp_cross_entropy_0, (MR(l), MR(i), MR(dy), MR(o)), B)
-#undef B
 #define B(T) vjpReshapeK<T>(M(x), M(dy), M(o))
 PIPER_KERNEL(vjp_reshape_0, (MR(x), MR(dy), MR(o)), B)
 #undef B

@@ -1,9 +1,9 @@
 // Lowering of a device program: the program becomes a public function of
 // the step arguments it reads, 2-D linear becomes linalg.matmul (+ a bias
 // broadcast), relu and the sum of microbatches elementwise linalg.generic,
-// everything else a call of the C-ABI kernel library through unranked
-// memrefs; after the full pipeline, matmul is a BLAS call and the packed
-// entry point exists.
+// cross_entropy and its VJP row reductions (LossToLinalg.cpp); after the full
+// pipeline, matmul is a BLAS call, exp and log are LLVM intrinsics and the
+// packed entry point exists.
 // RUN: piper-compile %s --emit=kernels | FileCheck %s
 // RUN: piper-compile %s --emit=lowered | FileCheck %s --check-prefix=LLVM
 
@@ -49,11 +49,16 @@ piper.program @step.all role {} of @mesh step @step streams ["compute"] {
 // CHECK:         %[[A:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<2x3xf64>)
 // CHECK:           arith.cmpf ogt
 // CHECK:           arith.select
-// CHECK:         bufferization.to_buffer %[[A]] read_only : tensor<2x3xf64> to memref<2x3xf64, strided<[?, ?], offset: ?>>
-// CHECK:         %[[OUT:.*]] = memref.alloc() : memref<f64>
-// CHECK:         call @piper_k_cross_entropy_f64({{.*}}) : (memref<*xf64>, memref<*xi64>, memref<*xf64>) -> ()
-// CHECK:         bufferization.to_tensor %[[OUT]] restrict writable
-// CHECK:         call @piper_k_vjp_cross_entropy_0_f64({{.*}}) : (memref<*xf64>, memref<*xi64>, memref<*xf64>, memref<*xf64>) -> ()
+// CHECK:         %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[A]] : tensor<2x3xf64>)
+// CHECK:           arith.maximumf
+// CHECK:         %[[SP:.*]]:2 = linalg.generic {{.*}} ins(%[[A]], %[[MAX]], %{{.*}} : tensor<2x3xf64>, tensor<2xf64>, tensor<2xi64>)
+// CHECK:           math.exp
+// CHECK:           linalg.index 1
+// CHECK:         %[[TOTAL:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[MAX]], %[[SP]]#0, %[[SP]]#1 : tensor<2xf64>, tensor<2xf64>, tensor<2xf64>) outs(%{{.*}} : tensor<f64>)
+// CHECK:           math.log
+// CHECK:         linalg.generic {{.*}} ins(%[[TOTAL]] : tensor<f64>)
+// CHECK:           arith.divf
+// CHECK-NOT:     call @piper_k_
 
 // CHECK-LABEL: func.func @step.all(
 // CHECK-SAME:      %[[W:.*]]: tensor<4x3xf64>, %[[B:.*]]: tensor<3xf64>, %[[X:.*]]: tensor<4x4xf64>, %[[Y:.*]]: tensor<4xi64>) -> tensor<f64>
@@ -69,11 +74,10 @@ piper.program @step.all role {} of @mesh step @step streams ["compute"] {
 // CHECK:           arith.mulf %[[SUM]], %[[HALF]] : f64
 // CHECK:         return %[[LOSS]] : tensor<f64>
 
-// CHECK:       func.func private @piper_k_cross_entropy_f64(memref<*xf64>, memref<*xi64>, memref<*xf64>)
-
 
 // LLVM-DAG:    llvm.func @piper_entry_step.all(%{{.*}}: !llvm.ptr)
 // LLVM-DAG:    llvm.call @_mlir_ciface_step.all(
 // LLVM-DAG:    llvm.call @piper_k_gemm_f64(
-// LLVM-DAG:    llvm.func @piper_k_vjp_cross_entropy_0_f64(i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr)
+// LLVM-DAG:    llvm.intr.exp
+// LLVM-DAG:    llvm.intr.log
 // LLVM-NOT:    piper.

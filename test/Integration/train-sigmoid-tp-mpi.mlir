@@ -25,8 +25,7 @@
 // BODY:           arith.divf
 // BODY:         piper_comm_all_reduce_f64
 // BODY-LABEL: func.func private @step.BI.PP0.local(
-// BODY:         linalg.generic
-// BODY-SAME:      ins(%{{.*}}, %{{.*}} : tensor<4x16xf64>, tensor<4x16xf64>)
+// BODY:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x16xf64>, tensor<4x16xf64>)
 // BODY:           math.exp
 // BODY:           arith.mulf
 

@@ -8,11 +8,12 @@
 //
 // The kernel library that native code produced by `--piper-lower-to-llvm`
 // calls for the piper ops whose semantics do not map cleanly onto linalg
-// yet (norms, softmax, MoE routing, losses, their VJPs, the optimizer
-// updates) and for GEMMs (OpenBLAS). Elementwise ops (add, sub, mul and the
-// activations with an ElementwiseOpInterface), attention, the forward of
-// matmul and linear and their VJPs (but linear's and 2-D matmul's) have no
-// kernel here: they lower to linalg (GEMMs to linalg.matmul and
+// yet (MoE routing, layout, their VJPs, the optimizer updates) and for
+// GEMMs (OpenBLAS). Elementwise ops (add, sub, mul and the activations with
+// an ElementwiseOpInterface), attention, the norms, softmax, cross-entropy,
+// embedding, the forward of matmul and linear and their VJPs (but linear's
+// and 2-D matmul's) have no kernel here: they lower to linalg
+// (lib/Conversion/*ToLinalg.cpp; GEMMs to linalg.matmul and
 // linalg.batch_matmul, which become piper_k_gemm and piper_k_batch_gemm).
 // Plain C++ with a C ABI and no MLIR or LLVM: plan objects link it
 // statically, and so will the MPI runtime.
