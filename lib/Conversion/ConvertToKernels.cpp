@@ -42,6 +42,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -237,6 +238,9 @@ void mlir::piper::populateConvertToKernelsPatterns(
                AddIToLinalg, LinearToLinalg, MatmulToLinalg, RejectUnsupported>(
       context);
   populateElementwiseToLinalgPatterns(patterns);
+  populateLayoutToLinalgPatterns(patterns);
+  populateMoEToLinalgPatterns(patterns);
+  populateUpdatesToLinalgPatterns(patterns);
   populateKernelCallPatterns(patterns);
 }
 
@@ -246,6 +250,7 @@ void mlir::piper::configureConvertToKernelsTarget(ConversionTarget &target) {
                          bufferization::BufferizationDialect, func::FuncDialect,
                          linalg::LinalgDialect, math::MathDialect,
                          memref::MemRefDialect, tensor::TensorDialect>();
+  target.addLegalDialect<scf::SCFDialect>(); // MoE slot assignment
   target.addDynamicallyLegalOp<arith::AddIOp>(
       [](arith::AddIOp op) { return !isa<RankedTensorType>(op.getType()); });
   // Only function bodies are lowered (a module may still hold meshes).

@@ -38,18 +38,9 @@ template <typename... Ops> struct OpList {
 };
 using KernelOps =
     OpList<MatmulOp, LinearOp, SoftmaxOp, RmsNormOp, LayerNormOp, AttentionOp,
-           EmbeddingOp, CrossEntropyOp, ReshapeOp, TransposeOp, RouterOp,
-           DispatchOp, ExpertFfnOp, CombineOp, SgdUpdateOp, AdamWUpdateOp>;
+           EmbeddingOp, CrossEntropyOp>;
 
 StringRef suffix(FloatType t) { return t.isF32() ? "f32" : "f64"; }
-
-/// The permutation packed 4 bits per dim for the transpose kernels.
-int64_t packPermutation(ArrayRef<int64_t> perm) {
-  int64_t packed = 0;
-  for (auto [i, p] : llvm::enumerate(perm))
-    packed |= p << (4 * i);
-  return packed;
-}
 
 /// The scalar operands of `op`'s kernel, from its attributes.
 SmallVector<Value> kernelScalars(Operation *op, OpBuilder &b) {
@@ -63,30 +54,12 @@ SmallVector<Value> kernelScalars(Operation *op, OpBuilder &b) {
     auto a = op->getAttrOfType<IntegerAttr>(key);
     return i64Constant(b, loc, a ? a.getInt() : 0);
   };
-  auto f64s = [&](ArrayRef<FloatAttr> attrs) {
-    SmallVector<Value> values;
-    for (FloatAttr a : attrs)
-      values.push_back(f64Constant(b, loc, a.getValueAsDouble()));
-    return values;
-  };
   if (isa<RmsNormOp>(op))
     return {f64Attr("epsilon", 1e-6)};
   if (isa<LayerNormOp>(op))
     return {f64Attr("epsilon", 1e-5)};
   if (isa<AttentionOp>(op))
     return {i64Attr("num_heads")};
-  if (isa<RouterOp>(op))
-    return {i64Attr("top_k")};
-  if (isa<DispatchOp>(op))
-    return {i64Attr("capacity")};
-  if (auto t = dyn_cast<TransposeOp>(op))
-    return {i64Constant(b, loc, packPermutation(t.getPermutation()))};
-  if (auto sgd = dyn_cast<SgdUpdateOp>(op))
-    return f64s(
-        {sgd.getLrAttr(), sgd.getMomentumAttr(), sgd.getWeightDecayAttr()});
-  if (auto adamw = dyn_cast<AdamWUpdateOp>(op))
-    return f64s({adamw.getLrAttr(), adamw.getBeta1Attr(), adamw.getBeta2Attr(),
-                 adamw.getEpsAttr(), adamw.getWeightDecayAttr()});
   return {};
 }
 
@@ -128,24 +101,11 @@ FailureOr<SmallVector<Value>> vjpScalars(VJPOp op, StringRef mnemonic,
     return SmallVector<Value>{f64Constant(b, loc, floatAttr("epsilon", 1e-6))};
   if (mnemonic == "layernorm")
     return SmallVector<Value>{f64Constant(b, loc, floatAttr("epsilon", 1e-5))};
-  if (mnemonic == "attention" || mnemonic == "router" ||
-      mnemonic == "dispatch") {
-    StringRef key = mnemonic == "attention" ? "num_heads"
-                    : mnemonic == "router"  ? "top_k"
-                                            : "capacity";
-    auto a = attrs ? attrs.getAs<IntegerAttr>(key) : IntegerAttr();
+  if (mnemonic == "attention") {
+    auto a = attrs ? attrs.getAs<IntegerAttr>("num_heads") : IntegerAttr();
     if (!a)
-      return op.emitError()
-             << "forward_attrs lacks the integer '" << key << "'";
+      return op.emitError() << "forward_attrs lacks the integer 'num_heads'";
     return SmallVector<Value>{i64Constant(b, loc, a.getInt())};
-  }
-  if (mnemonic == "transpose") {
-    auto perm = attrs ? attrs.getAs<DenseI64ArrayAttr>("permutation")
-                      : DenseI64ArrayAttr();
-    if (!perm)
-      return op.emitError() << "forward_attrs lacks the array 'permutation'";
-    return SmallVector<Value>{
-        i64Constant(b, loc, packPermutation(perm.asArrayRef()))};
   }
   return SmallVector<Value>{};
 }
@@ -157,6 +117,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
   LogicalResult
   matchAndRewrite(VJPOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (hasLinalgVJP(op.getOp()))
+      return rewriter.notifyMatchFailure(op, "lowered to linalg");
     FailureOr<FloatType> elt = kernelFloatType(op, /*report=*/true);
     if (failed(elt))
       return failure();
@@ -176,9 +138,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
     // generated from their ElementwiseOpInterface; add, sub and mul
     // differentiate into piper ops).
     static const llvm::StringSet<> known = {
-        "matmul",    "linear",    "softmax",       "rmsnorm", "layernorm",
-        "attention", "embedding", "cross_entropy", "reshape", "transpose",
-        "router",    "dispatch",  "expert_ffn",    "combine"};
+        "matmul",    "linear",    "softmax",      "rmsnorm",
+        "layernorm", "attention", "embedding",    "cross_entropy"};
     if (!known.contains(mnemonic))
       return op.emitError()
              << "no kernel for the VJP of '" << op.getOp() << "'";
@@ -204,7 +165,18 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
 bool mlir::piper::hasKernelPattern(Operation *op) {
   return KernelOps::contains(op) ||
          isa<AnnotateOp, VJPOp, AddOp, SubOp, MulOp, ElementwiseOpInterface>(
-             op);
+             op) ||
+         isa<ReshapeOp, TransposeOp>(op) ||                       // Layout
+         isa<RouterOp, DispatchOp, ExpertFfnOp, CombineOp>(op) || // MoE
+         isa<SgdUpdateOp, AdamWUpdateOp>(op);                     // Updates
+}
+
+bool mlir::piper::hasLinalgVJP(StringRef name) {
+  static const llvm::StringSet<> linalg = {
+      "piper.reshape", "piper.transpose",                   // Layout
+      "piper.router",  "piper.dispatch", "piper.expert_ffn", // MoE
+      "piper.combine"};
+  return linalg.contains(name);
 }
 
 void mlir::piper::populateKernelCallPatterns(RewritePatternSet &patterns) {

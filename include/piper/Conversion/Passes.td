@@ -132,6 +132,7 @@ def ConvertToKernelsPass : Pass<"piper-convert-to-kernels",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }
