@@ -250,7 +250,7 @@ void mlir::piper::configureConvertToKernelsTarget(ConversionTarget &target) {
                          bufferization::BufferizationDialect, func::FuncDialect,
                          linalg::LinalgDialect, math::MathDialect,
                          memref::MemRefDialect, tensor::TensorDialect>();
-  target.addLegalDialect<scf::SCFDialect>(); // MoE slot assignment
+  target.addLegalOp<scf::ForOp, scf::YieldOp>(); // MoE slot assignment
   target.addDynamicallyLegalOp<arith::AddIOp>(
       [](arith::AddIOp op) { return !isa<RankedTensorType>(op.getType()); });
   // Only function bodies are lowered (a module may still hold meshes).

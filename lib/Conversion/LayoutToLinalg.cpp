@@ -12,7 +12,7 @@
 //    the new shape regroups neighbouring dims (every reshape the model
 //    generators emit: [B, S, H] <-> [B S, H], head splits), which
 //    bufferizes to a view of the same buffer; any other reshape (e.g.
-//    [2, 6] -> [3, 4]) is a tensor.reshape with a constant shape operand;
+//    [2, 6] -> [3, 4]) collapses to 1-D and expands from there;
 //  - piper.transpose is linalg.transpose;
 //  - their piper.vjp (hand-written IR only: autodiff differentiates both
 //    into the inverse layout op) are the inverse reshape and the transpose
@@ -25,7 +25,6 @@
 #include "piper/Conversion/Passes.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
@@ -62,13 +61,16 @@ Value buildReshape(OpBuilder &b, Location loc, Value x, RankedTensorType to) {
       return tensor::ExpandShapeOp::create(b, loc, to, x, *groups);
     }
   }
-  // No regrouping of neighbouring dims gives `to`: the shape is an operand
-  // (rank-many i64, whatever the tensor's size).
-  auto shapeType =
-      RankedTensorType::get({to.getRank()}, b.getIntegerType(64));
-  Value shape = arith::ConstantOp::create(
-      b, loc, DenseIntElementsAttr::get(shapeType, to.getShape()));
-  return tensor::ReshapeOp::create(b, loc, to, x, shape);
+  // No regrouping of neighbouring dims gives `to` (e.g. [2, 6] -> [3, 4]):
+  // through 1-D, both steps regroupings. Unlike tensor.reshape this needs
+  // no shape operand and stays a view of a contiguous buffer (memref.reshape
+  // needs an identity layout and bufferization would copy a strided one).
+  Value flat = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({from.getNumElements()}, from.getElementType()),
+      x, getReassociationIndicesForCollapse(from.getShape(), {from.getNumElements()}).value());
+  return tensor::ExpandShapeOp::create(
+      b, loc, to, flat,
+      getReassociationIndicesForCollapse(to.getShape(), {to.getNumElements()}).value());
 }
 
 /// Whether both types are static and hold the same number of elements.

@@ -8,10 +8,11 @@
 //
 // The kernel library that native code produced by `--piper-lower-to-llvm`
 // calls for the piper ops whose semantics do not map cleanly onto linalg
-// yet (attention, norms, softmax, MoE routing, losses, their VJPs, the
-// optimizer updates) and for GEMMs (OpenBLAS). Elementwise ops (add, sub,
-// mul and the activations with an ElementwiseOpInterface) and their VJPs
-// have no kernel here: they lower to linalg.generic. Plain C++ with a C ABI and
+// yet (attention, norms, softmax, losses, embedding, their VJPs) and for
+// GEMMs (OpenBLAS). Elementwise ops (add, sub, mul and the activations with
+// an ElementwiseOpInterface), the layout and MoE ops, the optimizer updates
+// and their VJPs have no kernel here: they lower to linalg and tensor ops
+// (lib/Conversion/*ToLinalg.cpp). Plain C++ with a C ABI and
 // no MLIR or LLVM: plan objects link it statically, and so will the MPI
 // runtime.
 //
@@ -28,7 +29,7 @@
 //   piper_k_vjp_<op>_<wrt>_<f32|f64>  piper.vjp of piper.<op> w.r.t. operand
 //   piper_k_gemm_<f32|f64>            C += A B on 2-D memrefs (BLAS)
 // where f32/f64 is the element type of the float tensors; integer tensors
-// (ids, labels, expert indices, AdamW step counts) are always i64.
+// (ids, labels) are always i64.
 //
 // Numerics: every NN kernel and VJP runs the f64 reference kernels
 // (piper/Reference/Kernels.h) and rounds once on the way out, so f64 plans
