@@ -36,9 +36,8 @@ template <typename... Ops> struct OpList {
      ...);
   }
 };
-using KernelOps =
-    OpList<MatmulOp, LinearOp, SoftmaxOp, RmsNormOp, LayerNormOp, AttentionOp,
-           EmbeddingOp, CrossEntropyOp>;
+using KernelOps = OpList<MatmulOp, LinearOp, SoftmaxOp, RmsNormOp, LayerNormOp,
+                         AttentionOp, EmbeddingOp, CrossEntropyOp>;
 
 StringRef suffix(FloatType t) { return t.isF32() ? "f32" : "f64"; }
 
@@ -138,8 +137,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
     // generated from their ElementwiseOpInterface; add, sub and mul
     // differentiate into piper ops).
     static const llvm::StringSet<> known = {
-        "matmul",    "linear",    "softmax",      "rmsnorm",
-        "layernorm", "attention", "embedding",    "cross_entropy"};
+        "matmul",    "linear",    "softmax",   "rmsnorm",
+        "layernorm", "attention", "embedding", "cross_entropy"};
     if (!known.contains(mnemonic))
       return op.emitError()
              << "no kernel for the VJP of '" << op.getOp() << "'";
@@ -173,8 +172,8 @@ bool mlir::piper::hasKernelPattern(Operation *op) {
 
 bool mlir::piper::hasLinalgVJP(StringRef name) {
   static const llvm::StringSet<> linalg = {
-      "piper.reshape", "piper.transpose",                   // Layout
-      "piper.router",  "piper.dispatch", "piper.expert_ffn", // MoE
+      "piper.reshape", "piper.transpose",                     // Layout
+      "piper.router",  "piper.dispatch",  "piper.expert_ffn", // MoE
       "piper.combine"};
   return linalg.contains(name);
 }

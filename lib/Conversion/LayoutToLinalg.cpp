@@ -66,11 +66,15 @@ Value buildReshape(OpBuilder &b, Location loc, Value x, RankedTensorType to) {
   // no shape operand and stays a view of a contiguous buffer (memref.reshape
   // needs an identity layout and bufferization would copy a strided one).
   Value flat = tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({from.getNumElements()}, from.getElementType()),
-      x, getReassociationIndicesForCollapse(from.getShape(), {from.getNumElements()}).value());
+      b, loc,
+      RankedTensorType::get({from.getNumElements()}, from.getElementType()), x,
+      getReassociationIndicesForCollapse(from.getShape(),
+                                         {from.getNumElements()})
+          .value());
   return tensor::ExpandShapeOp::create(
       b, loc, to, flat,
-      getReassociationIndicesForCollapse(to.getShape(), {to.getNumElements()}).value());
+      getReassociationIndicesForCollapse(to.getShape(), {to.getNumElements()})
+          .value());
 }
 
 /// Whether both types are static and hold the same number of elements.
@@ -91,8 +95,8 @@ struct ReshapeToLinalg : OpConversionPattern<ReshapeOp> {
     if (!sameStaticSize(cast<RankedTensorType>(op.getX().getType()), to))
       return op.emitError() << "the native lowering needs static shapes of "
                                "one element count";
-    rewriter.replaceOp(op, buildReshape(rewriter, op.getLoc(), adaptor.getX(),
-                                        to));
+    rewriter.replaceOp(op,
+                       buildReshape(rewriter, op.getLoc(), adaptor.getX(), to));
     return success();
   }
 };
@@ -172,9 +176,9 @@ struct LayoutVJPToLinalg : OpConversionPattern<VJPOp> {
     for (int64_t d : *inverse)
       back.push_back(dyType.getDimSize(d));
     if (dxType != dyType.clone(back))
-      return op.emitError() << "the cotangent " << dyType
-                            << " transposed back is " << dyType.clone(back)
-                            << ", not the primal's " << dxType;
+      return op.emitError()
+             << "the cotangent " << dyType << " transposed back is "
+             << dyType.clone(back) << ", not the primal's " << dxType;
     rewriter.replaceOp(op, buildTranspose(rewriter, loc, dy, *inverse));
     return success();
   }

@@ -164,25 +164,21 @@ Slots buildSlots(OpBuilder &b, Location loc, Value indices, int64_t experts,
         Value ei = toIndex(nb, nl, select(valid, e, c(0)));
         Value n = tensor::ExtractOp::create(nb, nl, state[0], ei);
         Value next = select(valid, arith::AddIOp::create(nb, nl, n, c(1)), n);
-        Value newCounts =
-            tensor::InsertOp::create(nb, nl, next, state[0], ei);
+        Value newCounts = tensor::InsertOp::create(nb, nl, next, state[0], ei);
         Value kept = arith::AndIOp::create(
             nb, nl, valid,
-            arith::CmpIOp::create(nb, nl, CmpIPredicate::slt, n,
-                                  c(capacity)));
+            arith::CmpIOp::create(nb, nl, CmpIPredicate::slt, n, c(capacity)));
         Value newSlots = tensor::InsertOp::create(
             nb, nl, select(kept, n, c(-1)), state[1], p);
         // Slot (e, n) learns its pair; a dropped pair rewrites slot (e, 0)
         // with what it holds (no branch, no out-of-range index).
         Value si = toIndex(nb, nl, select(kept, n, c(0)));
-        Value held = tensor::ExtractOp::create(nb, nl, state[2],
-                                               ValueRange{ei, si});
-        Value pair =
-            arith::IndexCastOp::create(nb, nl, nb.getI64Type(), p);
+        Value held =
+            tensor::ExtractOp::create(nb, nl, state[2], ValueRange{ei, si});
+        Value pair = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), p);
         Value newPairs = tensor::InsertOp::create(
             nb, nl, select(kept, pair, held), state[2], ValueRange{ei, si});
-        scf::YieldOp::create(nb, nl,
-                             ValueRange{newCounts, newSlots, newPairs});
+        scf::YieldOp::create(nb, nl, ValueRange{newCounts, newSlots, newPairs});
       });
   Slots s;
   s.slot = tensor::ExpandShapeOp::create(
@@ -226,8 +222,9 @@ Value buildDispatch(OpBuilder &b, Location loc, Value x, const Slots &slots,
   Type elt = resultType.getElementType();
   Value init = tensor::EmptyOp::create(b, loc, resultType.getShape(), elt);
   return buildGeneric(
-      b, loc, slots.pair, init, {loopMap(b, 3, {0, 1}), loopMap(b, 3, {0, 1, 2})},
-      {kPar, kPar, kPar}, [&](OpBuilder &nb, Location nl, ValueRange a) {
+      b, loc, slots.pair, init,
+      {loopMap(b, 3, {0, 1}), loopMap(b, 3, {0, 1, 2})}, {kPar, kPar, kPar},
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
         PairRef p = pairRef(nb, nl, a[0], k);
         Value h = linalg::IndexOp::create(nb, nl, 2);
         Value v = tensor::ExtractOp::create(nb, nl, x, ValueRange{p.token, h});
@@ -261,9 +258,8 @@ Value buildDispatchVJP(OpBuilder &b, Location loc, Value indices, Value dOut,
   auto elt = cast<FloatType>(dxType.getElementType());
   FloatType ct = computeType(elt);
   return sumOverChoices(
-      b, loc, {slots.slot, indices}, dxType.getDimSize(0),
-      dxType.getDimSize(1), ct, elt,
-      [&](OpBuilder &nb, Location nl, ValueRange a, Value h) -> Value {
+      b, loc, {slots.slot, indices}, dxType.getDimSize(0), dxType.getDimSize(1),
+      ct, elt, [&](OpBuilder &nb, Location nl, ValueRange a, Value h) -> Value {
         SlotRef s = slotRef(nb, nl, a[0], a[1]);
         Value v = tensor::ExtractOp::create(nb, nl, dOut,
                                             ValueRange{s.expert, s.slot, h});
@@ -296,8 +292,7 @@ Value buildCombine(OpBuilder &b, Location loc, Value y, Value weights,
 /// combine's VJP w.r.t. y: dY[e, s, :] = weights[t, j] dOut[t, :] for the
 /// pair (t, j) in slot (e, s), 0 for an empty slot.
 Value buildCombineVJPY(OpBuilder &b, Location loc, Value weights, Value dOut,
-                       const Slots &slots, int64_t k,
-                       RankedTensorType dyType) {
+                       const Slots &slots, int64_t k, RankedTensorType dyType) {
   auto elt = cast<FloatType>(dyType.getElementType());
   FloatType ct = computeType(elt);
   Value init = tensor::EmptyOp::create(b, loc, dyType.getShape(), elt);
@@ -309,19 +304,20 @@ Value buildCombineVJPY(OpBuilder &b, Location loc, Value weights, Value dOut,
         Value h = linalg::IndexOp::create(nb, nl, 2);
         Value w = tensor::ExtractOp::create(nb, nl, weights,
                                             ValueRange{p.token, p.choice});
-        Value d = tensor::ExtractOp::create(nb, nl, dOut,
-                                            ValueRange{p.token, h});
+        Value d =
+            tensor::ExtractOp::create(nb, nl, dOut, ValueRange{p.token, h});
         Value v = arith::MulFOp::create(nb, nl, castScalar(nb, nl, w, ct),
                                         castScalar(nb, nl, d, ct));
-        return arith::SelectOp::create(nb, nl, p.valid, castScalar(nb, nl, v, elt),
+        return arith::SelectOp::create(nb, nl, p.valid,
+                                       castScalar(nb, nl, v, elt),
                                        floatConstant(nb, nl, elt, 0.0));
       });
 }
 
 /// combine's VJP w.r.t. weights: dW[t, j] = y[e, s, :] . dOut[t, :] for a
 /// kept pair, else 0; loops (t, j, h).
-Value buildCombineVJPWeights(OpBuilder &b, Location loc, Value y,
-                             Value indices, Value dOut, const Slots &slots,
+Value buildCombineVJPWeights(OpBuilder &b, Location loc, Value y, Value indices,
+                             Value dOut, const Slots &slots,
                              RankedTensorType dwType) {
   auto elt = cast<FloatType>(dwType.getElementType());
   FloatType ct = computeType(elt);
@@ -400,21 +396,21 @@ SmallVector<Value> buildExpertFfnVJP(OpBuilder &b, Location loc,
     auto mkUp = [&] { return partial(1); };
     auto mkBufT = [&] { return transposed(b, loc, buf); };
     if (w == 0) {
-      Value first = batchMatmul(b, loc, need(dGate, mkGate),
-                                transposed(b, loc, wg));
-      grads.push_back(batchMatmul(b, loc, need(dUp, mkUp),
-                                  transposed(b, loc, wu), first));
+      Value first =
+          batchMatmul(b, loc, need(dGate, mkGate), transposed(b, loc, wg));
+      grads.push_back(
+          batchMatmul(b, loc, need(dUp, mkUp), transposed(b, loc, wu), first));
     } else if (w == 1) {
       grads.push_back(
           batchMatmul(b, loc, need(bufT, mkBufT), need(dGate, mkGate)));
     } else if (w == 2) {
       grads.push_back(batchMatmul(b, loc, need(bufT, mkBufT), need(dUp, mkUp)));
     } else {
-      Value act = buildElementwise(
-          b, loc, {gate, up}, gate.getType(),
-          [](OpBuilder &nb, Location nl, ValueRange a) {
-            return SwigluOp::buildScalar(nb, nl, a);
-          });
+      Value act =
+          buildElementwise(b, loc, {gate, up}, gate.getType(),
+                           [](OpBuilder &nb, Location nl, ValueRange a) {
+                             return SwigluOp::buildScalar(nb, nl, a);
+                           });
       grads.push_back(batchMatmul(b, loc, transposed(b, loc, act), dOut));
     }
   }
@@ -460,8 +456,8 @@ struct RouterToLinalg : OpConversionPattern<RouterOp> {
       return failure();
     Routing r =
         buildRouting(rewriter, op.getLoc(), adaptor.getX(), adaptor.getW(), k);
-    Value weights = buildRouterWeights(rewriter, op.getLoc(), r,
-                                       op.getWeights().getType().getElementType());
+    Value weights = buildRouterWeights(
+        rewriter, op.getLoc(), r, op.getWeights().getType().getElementType());
     rewriter.replaceOp(op, {weights, r.indices});
     return success();
   }
@@ -478,8 +474,8 @@ struct DispatchToLinalg : OpConversionPattern<DispatchOp> {
       return failure();
     auto type = cast<RankedTensorType>(op.getType());
     Value indices = adaptor.getIndices();
-    Slots slots = buildSlots(rewriter, op.getLoc(), indices,
-                             type.getDimSize(0), type.getDimSize(1));
+    Slots slots = buildSlots(rewriter, op.getLoc(), indices, type.getDimSize(0),
+                             type.getDimSize(1));
     int64_t k = cast<RankedTensorType>(indices.getType()).getDimSize(1);
     rewriter.replaceOp(op, buildDispatch(rewriter, op.getLoc(), adaptor.getX(),
                                          slots, k, type));
@@ -500,11 +496,10 @@ struct ExpertFfnToLinalg : OpConversionPattern<ExpertFfnOp> {
     Value buf = adaptor.getBuf();
     Value gate = batchMatmul(rewriter, loc, buf, adaptor.getWGate());
     Value up = batchMatmul(rewriter, loc, buf, adaptor.getWUp());
-    Value act = buildElementwise(
-        rewriter, loc, {gate, up}, gate.getType(),
-        [](OpBuilder &nb, Location nl, ValueRange a) {
-          return SwigluOp::buildScalar(nb, nl, a);
-        });
+    Value act = buildElementwise(rewriter, loc, {gate, up}, gate.getType(),
+                                 [](OpBuilder &nb, Location nl, ValueRange a) {
+                                   return SwigluOp::buildScalar(nb, nl, a);
+                                 });
     rewriter.replaceOp(op, batchMatmul(rewriter, loc, act, adaptor.getWDown()));
     return success();
   }
@@ -522,10 +517,10 @@ struct CombineToLinalg : OpConversionPattern<CombineOp> {
     auto yType = cast<RankedTensorType>(op.getY().getType());
     Slots slots = buildSlots(rewriter, op.getLoc(), adaptor.getIndices(),
                              yType.getDimSize(0), yType.getDimSize(1));
-    rewriter.replaceOp(
-        op, buildCombine(rewriter, op.getLoc(), adaptor.getY(),
-                         adaptor.getWeights(), adaptor.getIndices(), slots,
-                         cast<RankedTensorType>(op.getType())));
+    rewriter.replaceOp(op, buildCombine(rewriter, op.getLoc(), adaptor.getY(),
+                                        adaptor.getWeights(),
+                                        adaptor.getIndices(), slots,
+                                        cast<RankedTensorType>(op.getType())));
     return success();
   }
 };
@@ -574,8 +569,8 @@ struct MoEVJPToLinalg : OpConversionPattern<VJPOp> {
         return op.emitError() << "forward_attrs lacks the integer 'top_k'";
       if (failed(checkTopK(op, topK.getInt(), primals[1])))
         return failure();
-      Routing r = buildRouting(rewriter, loc, primals[0], primals[1],
-                               topK.getInt());
+      Routing r =
+          buildRouting(rewriter, loc, primals[0], primals[1], topK.getInt());
       Type elt = cast<RankedTensorType>(dy.getType()).getElementType();
       Value dz = buildRouterLogitsCotangent(rewriter, loc, r, dy, elt);
       auto xType = cast<RankedTensorType>(primals[0].getType());
@@ -583,21 +578,20 @@ struct MoEVJPToLinalg : OpConversionPattern<VJPOp> {
       for (int64_t w : op.getWrt())
         // dx = dz w^T, dw = x^T dz.
         grads.push_back(
-            w == 0 ? buildMatmul(rewriter, loc, dz,
-                                 buildTranspose(rewriter, loc, primals[1],
-                                                {1, 0}),
-                                 Value(), xType)
-                   : buildMatmul(rewriter, loc,
-                                 buildTranspose(rewriter, loc, primals[0],
-                                                {1, 0}),
-                                 dz, Value(), wType));
+            w == 0
+                ? buildMatmul(rewriter, loc, dz,
+                              buildTranspose(rewriter, loc, primals[1], {1, 0}),
+                              Value(), xType)
+                : buildMatmul(rewriter, loc,
+                              buildTranspose(rewriter, loc, primals[0], {1, 0}),
+                              dz, Value(), wType));
     } else if (name == DispatchOp::getOperationName()) {
       auto dyType = cast<RankedTensorType>(dy.getType());
       Slots slots = buildSlots(rewriter, loc, primals[1], dyType.getDimSize(0),
                                dyType.getDimSize(1));
-      grads.push_back(buildDispatchVJP(
-          rewriter, loc, primals[1], dy, slots,
-          cast<RankedTensorType>(primals[0].getType())));
+      grads.push_back(
+          buildDispatchVJP(rewriter, loc, primals[1], dy, slots,
+                           cast<RankedTensorType>(primals[0].getType())));
     } else {
       auto yType = cast<RankedTensorType>(primals[0].getType());
       int64_t k = cast<RankedTensorType>(primals[2].getType()).getDimSize(1);

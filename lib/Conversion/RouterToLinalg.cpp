@@ -59,17 +59,17 @@ Value softmaxRows(OpBuilder &b, Location loc, Value logits, FloatType ct) {
   Value max = buildGeneric(
       b, loc, logits, filled(b, loc, {t}, ct, lowest), {id, row}, {kPar, kRed},
       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        return arith::MaximumFOp::create(nb, nl,
-                                         castScalar(nb, nl, a[0], ct), a[1]);
+        return arith::MaximumFOp::create(nb, nl, castScalar(nb, nl, a[0], ct),
+                                         a[1]);
       });
   Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{t, e}, ct);
-  Value exps = buildGeneric(
-      b, loc, {logits, max}, empty, {id, row, id}, {kPar, kPar},
-      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        Value x = castScalar(nb, nl, a[0], ct);
-        return math::ExpOp::create(nb, nl,
-                                   arith::SubFOp::create(nb, nl, x, a[1]));
-      });
+  Value exps =
+      buildGeneric(b, loc, {logits, max}, empty, {id, row, id}, {kPar, kPar},
+                   [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                     Value x = castScalar(nb, nl, a[0], ct);
+                     return math::ExpOp::create(
+                         nb, nl, arith::SubFOp::create(nb, nl, x, a[1]));
+                   });
   Value sum = buildGeneric(
       b, loc, exps, filled(b, loc, {t}, ct, floatConstant(b, loc, ct, 0.0)),
       {id, row}, {kPar, kRed},
@@ -130,9 +130,9 @@ std::pair<Value, Value> nextChoice(OpBuilder &b, Location loc, Value probs,
                       andOf(cmpf(CmpFPredicate::OEQ, p1, p2),
                             cmpi(CmpIPredicate::slt, i1, i2)));
         };
-        Value take = orOf(cmpi(CmpIPredicate::slt, bestAt,
-                               i64Constant(nb, nl, 0)),
-                          precedes(p, i, best, bestAt));
+        Value take =
+            orOf(cmpi(CmpIPredicate::slt, bestAt, i64Constant(nb, nl, 0)),
+                 precedes(p, i, best, bestAt));
         if (prevProb)
           take = andOf(take, precedes(a[1], a[2], p, i));
         Value newBest = arith::SelectOp::create(nb, nl, take, p, best);
@@ -152,19 +152,18 @@ Value stackColumns(OpBuilder &b, Location loc, ArrayRef<Value> columns) {
                                        type.getElementType());
   SmallVector<AffineMap> maps(columns.size(), loopMap(b, 2, {0}));
   maps.push_back(loopMap(b, 2, {0, 1}));
-  return buildGeneric(
-      b, loc, columns, init, maps, {kPar, kPar},
-      [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value j = linalg::IndexOp::create(nb, nl, 1);
-        Value v = a[0];
-        for (int64_t c = 1; c < k; ++c) {
-          Value isC = arith::CmpIOp::create(
-              nb, nl, arith::CmpIPredicate::eq, j,
-              arith::ConstantIndexOp::create(nb, nl, c));
-          v = arith::SelectOp::create(nb, nl, isC, a[c], v);
-        }
-        return v;
-      });
+  return buildGeneric(b, loc, columns, init, maps, {kPar, kPar},
+                      [&](OpBuilder &nb, Location nl, ValueRange a) {
+                        Value j = linalg::IndexOp::create(nb, nl, 1);
+                        Value v = a[0];
+                        for (int64_t c = 1; c < k; ++c) {
+                          Value isC = arith::CmpIOp::create(
+                              nb, nl, arith::CmpIPredicate::eq, j,
+                              arith::ConstantIndexOp::create(nb, nl, c));
+                          v = arith::SelectOp::create(nb, nl, isC, a[c], v);
+                        }
+                        return v;
+                      });
 }
 
 } // namespace
@@ -242,8 +241,8 @@ Value mlir::piper::moe::buildRouterLogitsCotangent(OpBuilder &b, Location loc,
       {kPar, kPar, kRed}, [&](OpBuilder &nb, Location nl, ValueRange a) {
         Value i = arith::IndexCastOp::create(
             nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, 1));
-        Value hit = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
-                                          a[0], i);
+        Value hit =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, a[0], i);
         Value dw = castScalar(nb, nl, a[1], ct);
         Value v = arith::DivFOp::create(
             nb, nl, arith::SubFOp::create(nb, nl, dw, a[2]), a[3]);
@@ -255,8 +254,8 @@ Value mlir::piper::moe::buildRouterLogitsCotangent(OpBuilder &b, Location loc,
   Value pdp = buildGeneric(
       b, loc, {r.probs, dp}, filled(b, loc, {t}, ct, zero), {tj, tj, row},
       {kPar, kRed}, [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        return arith::AddFOp::create(
-            nb, nl, a[2], arith::MulFOp::create(nb, nl, a[0], a[1]));
+        return arith::AddFOp::create(nb, nl, a[2],
+                                     arith::MulFOp::create(nb, nl, a[0], a[1]));
       });
   Value init = tensor::EmptyOp::create(b, loc, probsType.getShape(), elt);
   return buildGeneric(

@@ -80,15 +80,14 @@ struct F64 {
 /// One linalg.generic over the same-shaped `inputs` with `numResults`
 /// results of the inputs' type; `fn` maps the input elements to the result
 /// elements.
-SmallVector<Value>
-buildUpdate(OpBuilder &b, Location loc, ValueRange inputs, unsigned numResults,
-            function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
-                fn) {
+SmallVector<Value> buildUpdate(
+    OpBuilder &b, Location loc, ValueRange inputs, unsigned numResults,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> fn) {
   auto type = cast<RankedTensorType>(inputs.front().getType());
   SmallVector<Value> inits;
   for (unsigned i = 0; i < numResults; ++i)
-    inits.push_back(
-        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType()));
+    inits.push_back(tensor::EmptyOp::create(b, loc, type.getShape(),
+                                            type.getElementType()));
   SmallVector<AffineMap> maps(inputs.size() + numResults,
                               b.getMultiDimIdentityMap(type.getRank()));
   SmallVector<utils::IteratorType> iterators(type.getRank(),
@@ -128,8 +127,8 @@ struct SgdUpdateToLinalg : OpConversionPattern<SgdUpdateOp> {
     Type elt = op.getParam().getType().getElementType();
     SmallVector<Value> results = buildUpdate(
         rewriter, op.getLoc(),
-        {adaptor.getParam(), adaptor.getGrad(), adaptor.getMomentumBuffer()},
-        2, [&](OpBuilder &b, Location loc, ValueRange a) {
+        {adaptor.getParam(), adaptor.getGrad(), adaptor.getMomentumBuffer()}, 2,
+        [&](OpBuilder &b, Location loc, ValueRange a) {
           F64 f{b, loc};
           Value x = f.load(a[0]), g = f.load(a[1]), buf = f.load(a[2]);
           if (weightDecay != 0.0)
@@ -171,9 +170,9 @@ struct AdamWUpdateToLinalg : OpConversionPattern<AdamWUpdateOp> {
                                            ValueRange{});
     Value t = arith::SIToFPOp::create(rewriter, loc, outer.type(), step);
     auto bias = [&](double beta) {
-      return outer.sub(outer.constant(1.0),
-                       math::PowFOp::create(rewriter, loc,
-                                            outer.constant(beta), t));
+      return outer.sub(
+          outer.constant(1.0),
+          math::PowFOp::create(rewriter, loc, outer.constant(beta), t));
     };
     Value bias1 = bias(beta1), bias2 = bias(beta2);
 
