@@ -243,6 +243,9 @@ void mlir::piper::populateConvertToKernelsPatterns(
   populateNormToLinalgPatterns(patterns);
   populateSoftmaxToLinalgPatterns(patterns);
   populateLossToLinalgPatterns(patterns);
+  populateLayoutToLinalgPatterns(patterns);
+  populateMoEToLinalgPatterns(patterns);
+  populateUpdatesToLinalgPatterns(patterns);
   populateKernelCallPatterns(patterns);
 }
 
@@ -252,7 +255,8 @@ void mlir::piper::configureConvertToKernelsTarget(ConversionTarget &target) {
                          bufferization::BufferizationDialect, func::FuncDialect,
                          linalg::LinalgDialect, math::MathDialect,
                          memref::MemRefDialect, tensor::TensorDialect>();
-  // The embedding VJP's loop over tokens (LossToLinalg.cpp).
+  // The embedding VJP's loop over tokens (LossToLinalg.cpp) and the MoE
+  // slot assignment (MoEToLinalg.cpp).
   target.addLegalOp<scf::ForOp, scf::YieldOp>();
   target.addDynamicallyLegalOp<arith::AddIOp>(
       [](arith::AddIOp op) { return !isa<RankedTensorType>(op.getType()); });

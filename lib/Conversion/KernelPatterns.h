@@ -91,6 +91,22 @@ void populateSoftmaxToLinalgPatterns(RewritePatternSet &patterns);
 /// cross_entropy, embedding and their piper.vjp in linalg (benefit 2).
 void populateLossToLinalgPatterns(RewritePatternSet &patterns);
 
+/// `x` with its dims permuted (linalg.transpose; result dim d is dim
+/// permutation[d] of x).
+Value buildTranspose(OpBuilder &b, Location loc, Value x,
+                     ArrayRef<int64_t> permutation);
+
+/// Whether a linalg pattern lowers the piper.vjp of forward op `name` (it
+/// reports its own errors, so the kernel-call pattern stays silent).
+bool hasLinalgVJP(StringRef name);
+
+/// reshape, transpose and their VJPs (LayoutToLinalg.cpp).
+void populateLayoutToLinalgPatterns(RewritePatternSet &patterns);
+/// router, dispatch, expert_ffn, combine and their VJPs (MoEToLinalg.cpp).
+void populateMoEToLinalgPatterns(RewritePatternSet &patterns);
+/// sgd_update and adamw_update (UpdatesToLinalg.cpp).
+void populateUpdatesToLinalgPatterns(RewritePatternSet &patterns);
+
 } // namespace mlir::piper
 
 #endif // PIPER_LIB_CONVERSION_KERNELPATTERNS_H

@@ -2,8 +2,8 @@
 // on dim 0 over ep = 2 are held as 2 of 4 experts; a body they reach runs
 // as a re-typed clone (`.local`): the first all_to_all takes the token-side
 // buffer [E=4, C=2, H=3] to the expert side [E/N=2, N C=4, 3] (direction
-// 0), expert_ffn runs there, the second brings it back (direction 1); the
-// saved expert-side buffer leaves the clone as such and the weight-gradient
+// 0), expert_ffn runs there (batched GEMMs), the second brings it back
+// (direction 1); the saved expert-side buffer leaves the clone as such and the weight-gradient
 // body that reads it is re-typed too. Uncalled bodies with collectives are
 // dropped. The communicator of (ep, "ep") is #0.
 // RUN: piper-compile %s --emit=kernels | FileCheck %s
@@ -14,7 +14,7 @@
 // CHECK:         %[[TO:.*]] = arith.constant 0 : i64
 // CHECK:         call @piper_comm_all_to_all_f64(%{{.*}}, %{{.*}}, %[[C0]], %[[TO]]) : (memref<*xf64>, memref<*xf64>, i64, i64) -> ()
 // CHECK:         %[[IN:.*]] = bufferization.to_tensor %{{.*}} : memref<2x4x3xf64> to tensor<2x4x3xf64>
-// CHECK:         call @piper_k_expert_ffn_f64(
+// CHECK:         linalg.batch_matmul ins(%[[IN]], %{{.*}} : tensor<2x4x3xf64>, tensor<2x3x3xf64>)
 // CHECK:         %[[BACK:.*]] = arith.constant 1 : i64
 // CHECK:         call @piper_comm_all_to_all_f64(%{{.*}}, %{{.*}}, %{{.*}}, %[[BACK]])
 // CHECK:         %[[OUT:.*]] = bufferization.to_tensor %{{.*}} : memref<4x2x3xf64> to tensor<4x2x3xf64>
@@ -22,7 +22,7 @@
 // CHECK-NOT:   func.func private @ffn(
 // CHECK-LABEL: func.func private @dw.local(
 // CHECK-SAME:    %{{.*}}: tensor<2x4x3xf64>, %{{.*}}: tensor<2x3x3xf64>, %{{.*}}: tensor<2x3x3xf64>, %{{.*}}: tensor<2x3x3xf64>, %{{.*}}: tensor<2x4x3xf64>) -> tensor<2x3x3xf64>
-// CHECK:         call @piper_k_vjp_expert_ffn_1_f64(
+// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x3x4xf64>, tensor<2x4x3xf64>) outs(%{{.*}} : tensor<2x3x3xf64>)
 // CHECK-LABEL: func.func @step.all(
 // CHECK-SAME:    %[[WG:.*]]: tensor<2x3x3xf64>, %[[WU:.*]]: tensor<2x3x3xf64>, %[[WD:.*]]: tensor<2x3x3xf64>, %[[BUF:.*]]: tensor<4x2x3xf64>) -> tensor<4x2x3xf64>
 // CHECK:         %[[Y:.*]]:2 = call @ffn.local(%[[BUF]], %[[WG]], %[[WU]], %[[WD]])

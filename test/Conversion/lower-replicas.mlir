@@ -31,7 +31,7 @@
 // SEND:         call @piper_comm_recv_f64(%{{.*}}, %[[MINUS]], %{{.*}})
 
 // ZERO1:       func.func private @upd.zero(%{{.*}}: tensor<2xf64>, %{{.*}}: tensor<2xf64>, %{{.*}}: tensor<2xf64>) -> (tensor<2xf64>, tensor<2xf64>)
-// ZERO1:         piper_k_sgd_update_f64
+// ZERO1:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2xf64>, tensor<2xf64>, tensor<2xf64>)
 // ZERO1-LABEL: func.func @step.all(
 // ZERO1-SAME:    %[[W:.*]]: tensor<3xf64>, %[[X:.*]]: tensor<3xf64>, %[[M:.*]]: tensor<2xf64>) -> (tensor<3xf64>, tensor<2xf64>)
 // ZERO1:         %[[G:.*]] = call @grad(%[[W]], %[[X]])

@@ -8,15 +8,12 @@
 //
 // The kernel library that native code produced by `--piper-lower-to-llvm`
 // calls for the piper ops whose semantics do not map cleanly onto linalg
-// yet (MoE routing, layout, their VJPs, the optimizer updates) and for
-// GEMMs (OpenBLAS). Elementwise ops (add, sub, mul and the activations with
-// an ElementwiseOpInterface), attention, the norms, softmax, cross-entropy,
-// embedding, the forward of matmul and linear and their VJPs (but linear's
-// and 2-D matmul's) have no kernel here: they lower to linalg
-// (lib/Conversion/*ToLinalg.cpp; GEMMs to linalg.matmul and
-// linalg.batch_matmul, which become piper_k_gemm and piper_k_batch_gemm).
-// Plain C++ with a C ABI and no MLIR or LLVM: plan objects link it
-// statically, and so will the MPI runtime.
+// yet and for GEMMs (OpenBLAS): the GEMM and batched GEMM that
+// --piper-matmul-to-blas calls (piper_k_gemm, piper_k_batch_gemm) and the
+// VJPs of 2-D matmul and linear (BLAS with transposes). Every forward op and
+// every other VJP lowers to linalg and tensor ops (lib/Conversion/
+// *ToLinalg.cpp). Plain C++ with a C ABI and no MLIR or LLVM: plan objects
+// link it statically, and so will the MPI runtime.
 //
 // ABI. Every tensor operand and result is an *unranked* memref as MLIR's
 // default calling convention passes it: two arguments, `int64_t rank` and
@@ -34,7 +31,7 @@
 //                                     memrefs, then i64 transA, transB
 //                                     (op transposes when 1; BLAS per n)
 // where f32/f64 is the element type of the float tensors; integer tensors
-// (ids, labels, expert indices, AdamW step counts) are always i64.
+// (ids, labels) are always i64.
 //
 // Numerics: every NN kernel and VJP runs the f64 reference kernels
 // (piper/Reference/Kernels.h) and rounds once on the way out, so f64 plans
