@@ -18,9 +18,9 @@
 
 #include "piper/Compile/EmitObject.h"
 
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
@@ -81,8 +81,7 @@ void inlineSingleCallers(llvm::Module &module) {
         fn.hasFnAttribute(llvm::Attribute::NoInline))
       continue;
     auto *call = dyn_cast<llvm::CallBase>(fn.user_back());
-    if (call && call->getCalledFunction() == &fn &&
-        call->getFunction() != &fn)
+    if (call && call->getCalledFunction() == &fn && call->getFunction() != &fn)
       fn.addFnAttr(llvm::Attribute::AlwaysInline);
   }
 }

@@ -10,17 +10,17 @@
 // one pattern per op kind:
 //
 //  - piper.annotate regions are inlined (tags matter to the DAG, not here);
-//  - what maps cleanly onto linalg goes there: add/sub/mul/relu and
-//    arith.addi (the AdamW step count) as elementwise linalg.generic; 2-D
-//    matmul and linear (leading dims of x collapsed) as linalg.fill +
-//    linalg.matmul (+ a broadcast bias add). --piper-matmul-to-blas later
-//    turns each linalg.matmul into one BLAS call;
-//  - everything else (norms, softmax, attention, activations with
-//    transcendental functions, embedding, cross-entropy, layout, MoE
-//    routing, every piper.vjp, the optimizer updates) becomes a call of the
-//    C-ABI kernel library (callShim: operands as read-only strided buffers,
-//    results as fresh allocations the kernel fills). One-shot bufferization
-//    then sees ordinary buffer code.
+//  - add/sub/mul and arith.addi (the AdamW step count) become elementwise
+//    linalg.generic here; 2-D matmul and linear (leading dims of x
+//    collapsed) linalg.fill + linalg.matmul (+ a broadcast bias add), which
+//    --piper-matmul-to-blas later turns into one BLAS call;
+//  - every other op and VJP has its pattern in a *ToLinalg.cpp file
+//    (elementwise interface ops, attention, batched matmuls, norms,
+//    softmax, losses, layout, MoE, optimizer updates), all linalg and
+//    tensor ops;
+//  - only the VJPs of 2-D matmul and linear call the C-ABI kernel library
+//    (KernelCalls.cpp: BLAS with transposes). One-shot bufferization then
+//    sees ordinary buffer code.
 //
 // Kernel calls are named after the op and the element type of its float
 // tensors (Kernels.h documents the ABI); scalar attributes follow the

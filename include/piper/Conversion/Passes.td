@@ -86,19 +86,25 @@ def ConvertToKernelsPass : Pass<"piper-convert-to-kernels",
   let summary = "Lower piper ops on tensors to linalg and kernel-library calls";
   let description = [{
     Runs on tensors, before bufferization. `piper.annotate` regions are
-    inlined; `add`/`sub`/`mul`/`relu` and `arith.addi` on tensors (the
-    AdamW step count) become elementwise `linalg.generic`; 2-D `matmul` and
-    `linear` (leading dims of `x` collapsed) become `linalg.fill` +
-    `linalg.matmul` (+ a broadcast bias add); an op with an
-    `ElementwiseOpInterface` (`relu`, `gelu`, `silu`, `swiglu`, `sigmoid`,
-    `tanh`) and its `piper.vjp` become `linalg.generic`s whose payload is the interface's scalar rule
-    (`buildScalar`, `dy * buildPartial`); every other NN op, every
-    `piper.vjp` and the optimizer updates become a call of the C-ABI kernel
-    library `piper_k_<op>_<t>` (`piper_k_vjp_<op>_<wrt>_<t>`; Kernels.h):
-    operands go out through `bufferization.to_buffer` as fully strided
-    memrefs cast to unranked ones, each result is a fresh `memref.alloc`
-    the kernel fills, read back with `bufferization.to_tensor`. Scalar
-    attributes follow the buffers as f64 or i64.
+    inlined. Every NN op and its `piper.vjp` becomes linalg and tensor ops,
+    target-independent so the GPU target can reuse them:
+    elementwise ops (`add`/`sub`/`mul`, `arith.addi` on tensors, and the
+    ops with an `ElementwiseOpInterface`) become `linalg.generic`s from
+    their scalar rule; `matmul` and `linear` become `linalg.matmul` or
+    `linalg.batch_matmul` (which `piper-matmul-to-blas` later turns into
+    OpenBLAS calls); `attention` becomes per-head `linalg.batch_matmul`s
+    around causal-softmax generics, in a private function per shape shared
+    by every layer; `softmax`, `rmsnorm`, `layernorm` and `cross_entropy`
+    become row-reduction generics (sums in f32 for narrower types);
+    `embedding` a gather generic (its VJP an `scf.for` scatter-add over
+    tokens); `reshape`/`transpose` `tensor.collapse_shape`/`expand_shape`
+    and `linalg.transpose`; the MoE ops gathers, top-k reductions and one
+    `scf.for` slot scan; the optimizer updates one generic each. Only the
+    VJPs of 2-D `matmul` and `linear` remain calls of the C-ABI kernel
+    library (`piper_k_vjp_<op>_<wrt>_<t>`; Kernels.h: BLAS with
+    transposes): operands go out through `bufferization.to_buffer` cast to
+    unranked memrefs, each result is a fresh `memref.alloc` the kernel
+    fills.
 
     Example:
 
@@ -106,19 +112,8 @@ def ConvertToKernelsPass : Pass<"piper-convert-to-kernels",
     %y = piper.softmax %x : tensor<2x4xf64>
     ```
 
-    becomes
-
-    ```mlir
-    %b = bufferization.to_buffer %x read_only
-        : tensor<2x4xf64> to memref<2x4xf64, strided<[?, ?], offset: ?>>
-    %u = memref.cast %b : memref<2x4xf64, strided<[?, ?], offset: ?>>
-        to memref<*xf64>
-    %o = memref.alloc() : memref<2x4xf64>
-    %v = memref.cast %o : memref<2x4xf64> to memref<*xf64>
-    call @piper_k_softmax_f64(%u, %v) : (memref<*xf64>, memref<*xf64>) -> ()
-    %y = bufferization.to_tensor %o restrict writable
-        : memref<2x4xf64> to tensor<2x4xf64>
-    ```
+    becomes four `linalg.generic`s over the rows of `%x`: the row max, `exp(x
+    - max)`, the row sum and the division.
 
     Element types other than f32 and f64, and ops of other dialects than
     func, arith, math, tensor, linalg, bufferization and memref inside a
