@@ -47,23 +47,23 @@ static void *openblas(const char *name) {
 }
 
 #define GEMM(NAME, T)                                                          \
-  typedef void (*NAME##_fn)(const enum CBLAS_ORDER, const enum CBLAS_TRANSPOSE, \
-                            const enum CBLAS_TRANSPOSE, const blasint,          \
-                            const blasint, const blasint, const T, const T *,   \
-                            const blasint, const T *, const blasint, const T,   \
-                            T *, const blasint);                                \
-  void NAME(const enum CBLAS_ORDER o, const enum CBLAS_TRANSPOSE ta,            \
-            const enum CBLAS_TRANSPOSE tb, const blasint m, const blasint n,    \
-            const blasint k, const T alpha, const T *a, const blasint lda,      \
-            const T *b, const blasint ldb, const T beta, T *c,                  \
-            const blasint ldc) {                                                \
-    static NAME##_fn real;                                                      \
-    if (!real)                                                                  \
-      real = (NAME##_fn)openblas(#NAME);                                        \
-    double start = now();                                                       \
-    real(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);              \
-    total += now() - start;                                                     \
-    ++calls;                                                                    \
+  typedef void (*NAME##_fn)(                                                   \
+      const enum CBLAS_ORDER, const enum CBLAS_TRANSPOSE,                      \
+      const enum CBLAS_TRANSPOSE, const blasint, const blasint, const blasint, \
+      const T, const T *, const blasint, const T *, const blasint, const T,    \
+      T *, const blasint);                                                     \
+  void NAME(const enum CBLAS_ORDER o, const enum CBLAS_TRANSPOSE ta,           \
+            const enum CBLAS_TRANSPOSE tb, const blasint m, const blasint n,   \
+            const blasint k, const T alpha, const T *a, const blasint lda,     \
+            const T *b, const blasint ldb, const T beta, T *c,                 \
+            const blasint ldc) {                                               \
+    static NAME##_fn real;                                                     \
+    if (!real)                                                                 \
+      real = (NAME##_fn)openblas(#NAME);                                       \
+    double start = now();                                                      \
+    real(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);             \
+    total += now() - start;                                                    \
+    ++calls;                                                                   \
   }
 
 GEMM(cblas_sgemm, float)

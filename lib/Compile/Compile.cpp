@@ -48,8 +48,7 @@ FailureOr<func::FuncOp> findModel(ModuleOp module) {
 /// lowered module (on the thread that lowered it). Diagnostics come out in
 /// program order.
 LogicalResult
-forEachLoweredProgram(ModuleOp module, LoweringDepth depth,
-                      TimingScope &timing,
+forEachLoweredProgram(ModuleOp module, LoweringDepth depth, TimingScope &timing,
                       function_ref<LogicalResult(size_t, ModuleOp)> use) {
   MLIRContext *context = module.getContext();
   // What the threads would otherwise load or register concurrently.
@@ -126,8 +125,7 @@ LogicalResult mlir::piper::printLowered(ModuleOp module, LoweredForm form,
   LoweringDepth depth = form == LoweredForm::Kernels ? LoweringDepth::Kernels
                                                      : LoweringDepth::LLVM;
   // Printed into one buffer per program, then written in program order.
-  SmallVector<std::string> texts(
-      llvm::range_size(module.getOps<ProgramOp>()));
+  SmallVector<std::string> texts(llvm::range_size(module.getOps<ProgramOp>()));
   if (failed(forEachLoweredProgram(
           module, depth, timing, [&](size_t i, ModuleOp lowered) {
             llvm::raw_string_ostream text(texts[i]);
@@ -147,8 +145,7 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
                                        ArrayRef<ArgumentInfo> modelArgs,
                                        ArrayRef<CommKey> communicators,
                                        const CompileOptions &options,
-                                       StringRef planDir,
-                                       TimingScope &timing) {
+                                       StringRef planDir, TimingScope &timing) {
   if (std::error_code ec = llvm::sys::fs::create_directories(planDir)) {
     llvm::errs() << "piper-compile: cannot create " << planDir << ": "
                  << ec.message() << "\n";

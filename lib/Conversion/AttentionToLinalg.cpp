@@ -91,14 +91,9 @@ FailureOr<AttentionShape> attentionShape(Operation *op, Value q,
     return op->emitError() << "num_heads " << heads
                            << " does not divide the hidden size " << hidden;
   auto elt = cast<FloatType>(type.getElementType());
-  FloatType acc =
-      elt.getWidth() < 32 ? Float32Type::get(op->getContext()) : elt;
+  FloatType acc = accumulatorType(elt);
   return AttentionShape{
       type.getDimSize(0), type.getDimSize(1), heads, hidden / heads, elt, acc};
-}
-
-Value floatConstant(OpBuilder &b, Location loc, FloatType type, double value) {
-  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
 
 /// A tensor of `type` filled with `value`.

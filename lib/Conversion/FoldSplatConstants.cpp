@@ -161,8 +161,8 @@ struct FoldSplatConstantsPass
     GreedyRewriteConfig config;
     config.enableFolding(false).enableConstantCSE(false);
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
   }
 };

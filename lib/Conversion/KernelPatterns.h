@@ -41,6 +41,19 @@ Value buildElementwise(
     OpBuilder &b, Location loc, ValueRange inputs, Type resultType,
     function_ref<Value(OpBuilder &, Location, ValueRange)> fn);
 
+/// The type reductions and scores compute in: the element type, widened to
+/// f32 when it is narrower (bf16), so sums keep their low bits.
+FloatType accumulatorType(Type elementType);
+
+/// `v` converted between float types by extf/truncf (itself if equal).
+Value castScalar(OpBuilder &b, Location loc, Value v, Type to);
+
+/// `t` with its elements converted to `elt` (itself if they already are).
+Value castTensor(OpBuilder &b, Location loc, Value t, Type elt);
+
+/// A float constant of type `type`.
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value);
+
 /// x [.., K] times w [K, N] (+ bias [N]) with linalg.fill + linalg.matmul,
 /// the leading dims of x collapsed.
 Value buildMatmul(OpBuilder &b, Location loc, Value x, Value w, Value bias,

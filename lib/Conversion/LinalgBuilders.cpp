@@ -86,3 +86,32 @@ Value mlir::piper::buildMatmul(OpBuilder &b, Location loc, Value x, Value w,
     out = tensor::ExpandShapeOp::create(b, loc, outType, out, reassoc);
   return out;
 }
+
+FloatType mlir::piper::accumulatorType(Type elementType) {
+  auto type = cast<FloatType>(elementType);
+  return type.getWidth() < 32 ? Float32Type::get(type.getContext()) : type;
+}
+
+Value mlir::piper::castScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  auto from = cast<FloatType>(v.getType());
+  if (from == to)
+    return v;
+  if (from.getWidth() < cast<FloatType>(to).getWidth())
+    return arith::ExtFOp::create(b, loc, to, v);
+  return arith::TruncFOp::create(b, loc, to, v);
+}
+
+Value mlir::piper::castTensor(OpBuilder &b, Location loc, Value t, Type elt) {
+  auto type = cast<RankedTensorType>(t.getType());
+  if (type.getElementType() == elt)
+    return t;
+  return buildElementwise(b, loc, t, type.clone(elt),
+                          [&](OpBuilder &nb, Location nl, ValueRange a) {
+                            return castScalar(nb, nl, a[0], elt);
+                          });
+}
+
+Value mlir::piper::floatConstant(OpBuilder &b, Location loc, Type type,
+                                 double value) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+}

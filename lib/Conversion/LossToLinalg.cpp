@@ -101,7 +101,7 @@ struct CrossEntropyToLinalg : OpConversionPattern<CrossEntropyOp> {
               arith::SubFOp::create(nb, nl, l, widen(nb, nl, in[1], acc)));
           Value picked =
               arith::SelectOp::create(nb, nl, isLabelColumn(nb, nl, in[2]), l,
-                                      constant(nb, nl, acc, 0.0));
+                                      floatConstant(nb, nl, acc, 0.0));
           return {arith::AddFOp::create(nb, nl, sums[0], e),
                   arith::AddFOp::create(nb, nl, sums[1], picked)};
         });
@@ -120,7 +120,8 @@ struct CrossEntropyToLinalg : OpConversionPattern<CrossEntropyOp> {
         op, buildElementwise(rewriter, loc, total, op.getType(),
                              [&](OpBuilder &nb, Location nl, ValueRange in) {
                                Value mean = arith::DivFOp::create(
-                                   nb, nl, in[0], constant(nb, nl, acc, n));
+                                   nb, nl, in[0],
+                                   floatConstant(nb, nl, acc, n));
                                return narrow(nb, nl, mean, elt);
                              }));
     return success();
@@ -140,12 +141,12 @@ Value crossEntropyVJP(OpBuilder &b, Location loc, Value logits, Value labels,
       [&](OpBuilder &nb, Location nl, ValueRange in, Value) {
         Value p = in[0];
         Value hit =
-            arith::SubFOp::create(nb, nl, p, constant(nb, nl, acc, 1.0));
+            arith::SubFOp::create(nb, nl, p, floatConstant(nb, nl, acc, 1.0));
         Value g = arith::SelectOp::create(nb, nl, isLabelColumn(nb, nl, in[1]),
                                           hit, p);
         Value scale =
             arith::DivFOp::create(nb, nl, widen(nb, nl, in[2], acc),
-                                  constant(nb, nl, acc, double(loops[0])));
+                                  floatConstant(nb, nl, acc, double(loops[0])));
         return narrow(nb, nl, arith::MulFOp::create(nb, nl, g, scale), elt);
       });
 }
@@ -180,8 +181,8 @@ struct EmbeddingToLinalg : OpConversionPattern<EmbeddingOp> {
                  Value column = linalg::IndexOp::create(nb, nl, 1);
                  Value v = tensor::ExtractOp::create(nb, nl, table,
                                                      ValueRange{row, column});
-                 return arith::SelectOp::create(nb, nl, valid, v,
-                                                constant(nb, nl, elt, 0.0));
+                 return arith::SelectOp::create(
+                     nb, nl, valid, v, floatConstant(nb, nl, elt, 0.0));
                });
     rewriter.replaceOp(op, fromRows(rewriter, loc, rows, op.getType()));
     return success();
@@ -211,11 +212,11 @@ Value embeddingVJP(OpBuilder &b, Location loc, Value ids, Value dy,
   Value dyRows = asRows(b, loc, dy);
   int64_t vocab = tableType.getDimSize(0), h = tableType.getDimSize(1);
   int64_t tokens = cast<RankedTensorType>(flatIds.getType()).getDimSize(0);
-  Value zeros =
-      linalg::FillOp::create(b, loc, ValueRange{constant(b, loc, acc, 0.0)},
-                             ValueRange{tensor::EmptyOp::create(
-                                 b, loc, tableType.getShape(), acc)})
-          .getResult(0);
+  Value zeros = linalg::FillOp::create(
+                    b, loc, ValueRange{floatConstant(b, loc, acc, 0.0)},
+                    ValueRange{tensor::EmptyOp::create(
+                        b, loc, tableType.getShape(), acc)})
+                    .getResult(0);
   Value lb = arith::ConstantIndexOp::create(b, loc, 0);
   Value ub = arith::ConstantIndexOp::create(b, loc, tokens);
   Value step = arith::ConstantIndexOp::create(b, loc, 1);
@@ -243,9 +244,9 @@ Value embeddingVJP(OpBuilder &b, Location loc, Value ids, Value dy,
                                           utils::IteratorType::parallel},
             [&](OpBuilder &gb, Location gl, ValueRange args) {
               // A token with an id outside the table adds nothing.
-              Value g = arith::SelectOp::create(gb, gl, valid,
-                                                widen(gb, gl, args[0], acc),
-                                                constant(gb, gl, acc, 0.0));
+              Value g = arith::SelectOp::create(
+                  gb, gl, valid, widen(gb, gl, args[0], acc),
+                  floatConstant(gb, gl, acc, 0.0));
               linalg::YieldOp::create(
                   gb, gl,
                   ValueRange{arith::AddFOp::create(gb, gl, args[1], g)});
@@ -254,7 +255,7 @@ Value embeddingVJP(OpBuilder &b, Location loc, Value ids, Value dy,
             nb, nl, add.getResult(0), iter[0], tableAt, sizes, strides);
         scf::YieldOp::create(nb, nl, updated);
       });
-  return narrowTensor(b, loc, loop.getResult(0), elt);
+  return castTensor(b, loc, loop.getResult(0), elt);
 }
 
 /// piper.vjp of cross_entropy (w.r.t. the logits) or embedding (w.r.t. the

@@ -21,19 +21,6 @@
 
 namespace mlir::piper::moe {
 
-/// The type the MoE kernels compute and accumulate in: the element type,
-/// widened to f32 when it is narrower (bf16), so sums keep their low bits.
-FloatType computeType(FloatType elt);
-
-/// `v` converted between float types by extf/truncf (itself if equal).
-Value castScalar(OpBuilder &b, Location loc, Value v, Type to);
-
-/// `t` with its elements converted to `elt` (itself if they already are).
-Value castTensor(OpBuilder &b, Location loc, Value t, Type elt);
-
-/// A float constant of type `type`.
-Value floatConstant(OpBuilder &b, Location loc, Type type, double value);
-
 /// An i64 value as an index.
 Value toIndex(OpBuilder &b, Location loc, Value v);
 

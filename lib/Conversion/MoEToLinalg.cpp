@@ -58,36 +58,6 @@ using namespace mlir::piper::moe;
 // Builders (MoELinalg.h)
 //===----------------------------------------------------------------------===//
 
-FloatType mlir::piper::moe::computeType(FloatType elt) {
-  return elt.getWidth() < 32 ? Float32Type::get(elt.getContext()) : elt;
-}
-
-Value mlir::piper::moe::castScalar(OpBuilder &b, Location loc, Value v,
-                                   Type to) {
-  auto from = cast<FloatType>(v.getType());
-  if (from == to)
-    return v;
-  if (from.getWidth() < cast<FloatType>(to).getWidth())
-    return arith::ExtFOp::create(b, loc, to, v);
-  return arith::TruncFOp::create(b, loc, to, v);
-}
-
-Value mlir::piper::moe::castTensor(OpBuilder &b, Location loc, Value t,
-                                   Type elt) {
-  auto type = cast<RankedTensorType>(t.getType());
-  if (type.getElementType() == elt)
-    return t;
-  return buildElementwise(b, loc, t, type.clone(elt),
-                          [&](OpBuilder &nb, Location nl, ValueRange a) {
-                            return castScalar(nb, nl, a[0], elt);
-                          });
-}
-
-Value mlir::piper::moe::floatConstant(OpBuilder &b, Location loc, Type type,
-                                      double value) {
-  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
-}
-
 Value mlir::piper::moe::toIndex(OpBuilder &b, Location loc, Value v) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
 }
@@ -256,7 +226,7 @@ Value sumOverChoices(
 Value buildDispatchVJP(OpBuilder &b, Location loc, Value indices, Value dOut,
                        const Slots &slots, RankedTensorType dxType) {
   auto elt = cast<FloatType>(dxType.getElementType());
-  FloatType ct = computeType(elt);
+  FloatType ct = accumulatorType(elt);
   return sumOverChoices(
       b, loc, {slots.slot, indices}, dxType.getDimSize(0), dxType.getDimSize(1),
       ct, elt, [&](OpBuilder &nb, Location nl, ValueRange a, Value h) -> Value {
@@ -274,7 +244,7 @@ Value buildCombine(OpBuilder &b, Location loc, Value y, Value weights,
                    Value indices, const Slots &slots,
                    RankedTensorType resultType) {
   auto elt = cast<FloatType>(resultType.getElementType());
-  FloatType ct = computeType(elt);
+  FloatType ct = accumulatorType(elt);
   return sumOverChoices(
       b, loc, {slots.slot, indices, weights}, resultType.getDimSize(0),
       resultType.getDimSize(1), ct, elt,
@@ -294,7 +264,7 @@ Value buildCombine(OpBuilder &b, Location loc, Value y, Value weights,
 Value buildCombineVJPY(OpBuilder &b, Location loc, Value weights, Value dOut,
                        const Slots &slots, int64_t k, RankedTensorType dyType) {
   auto elt = cast<FloatType>(dyType.getElementType());
-  FloatType ct = computeType(elt);
+  FloatType ct = accumulatorType(elt);
   Value init = tensor::EmptyOp::create(b, loc, dyType.getShape(), elt);
   return buildGeneric(
       b, loc, slots.pair, init,
@@ -320,7 +290,7 @@ Value buildCombineVJPWeights(OpBuilder &b, Location loc, Value y, Value indices,
                              Value dOut, const Slots &slots,
                              RankedTensorType dwType) {
   auto elt = cast<FloatType>(dwType.getElementType());
-  FloatType ct = computeType(elt);
+  FloatType ct = accumulatorType(elt);
   Value zero = floatConstant(b, loc, ct, 0.0);
   AffineMap tj = loopMap(b, 3, {0, 1});
   Value dot = buildGeneric(

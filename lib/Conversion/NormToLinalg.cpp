@@ -61,16 +61,17 @@ struct Rows {
 /// 1 / sqrt(stat / H + eps) for each row's statistic `stat` [R].
 Value scaleFrom(OpBuilder &b, Location loc, const Rows &r, Value stat,
                 double eps) {
-  return build1(b, loc, r.rowLoop(), {{stat, Index::Whole}}, Index::Whole,
-                {r.acc}, [&](OpBuilder &nb, Location nl, ValueRange in, Value) {
-                  Value m = arith::DivFOp::create(
-                      nb, nl, in[0], constant(nb, nl, r.acc, double(r.h())));
-                  Value v = arith::AddFOp::create(nb, nl, m,
-                                                  constant(nb, nl, r.acc, eps));
-                  Value root = math::SqrtOp::create(nb, nl, v);
-                  return arith::DivFOp::create(
-                      nb, nl, constant(nb, nl, r.acc, 1.0), root);
-                });
+  return build1(
+      b, loc, r.rowLoop(), {{stat, Index::Whole}}, Index::Whole, {r.acc},
+      [&](OpBuilder &nb, Location nl, ValueRange in, Value) {
+        Value m = arith::DivFOp::create(
+            nb, nl, in[0], floatConstant(nb, nl, r.acc, double(r.h())));
+        Value v =
+            arith::AddFOp::create(nb, nl, m, floatConstant(nb, nl, r.acc, eps));
+        Value root = math::SqrtOp::create(nb, nl, v);
+        return arith::DivFOp::create(nb, nl, floatConstant(nb, nl, r.acc, 1.0),
+                                     root);
+      });
 }
 
 /// The row sums of `f(x)` for x [R, H], in the accumulator type.
@@ -91,7 +92,7 @@ Value colSum(OpBuilder &b, Location loc, const Rows &r, ArrayRef<In> ins,
                      [&](OpBuilder &nb, Location nl, ValueRange in, Value acc) {
                        return arith::AddFOp::create(nb, nl, acc, f(nb, nl, in));
                      });
-  return narrowTensor(b, loc, sum, elt);
+  return castTensor(b, loc, sum, elt);
 }
 
 /// The operands' elements in the accumulator type.
@@ -186,7 +187,7 @@ SmallVector<Value> rmsNormVJP(OpBuilder &b, Location loc, VJPOp op,
           Value x = a[0], s = a[3];
           Value g = arith::MulFOp::create(nb, nl, a[1], a[2]);
           Value meanDot = arith::DivFOp::create(
-              nb, nl, a[4], constant(nb, nl, r.acc, double(r.h())));
+              nb, nl, a[4], floatConstant(nb, nl, r.acc, double(r.h())));
           Value xss = arith::MulFOp::create(
               nb, nl, arith::MulFOp::create(nb, nl, x, s), s);
           Value c = arith::MulFOp::create(nb, nl, xss, meanDot);
@@ -217,7 +218,7 @@ LayerStats layerStats(OpBuilder &b, Location loc, const Rows &r, double eps) {
       build1(b, loc, r.rowLoop(), {{sum, Index::Whole}}, Index::Whole, {r.acc},
              [&](OpBuilder &nb, Location nl, ValueRange in, Value) {
                return arith::DivFOp::create(
-                   nb, nl, in[0], constant(nb, nl, r.acc, double(r.h())));
+                   nb, nl, in[0], floatConstant(nb, nl, r.acc, double(r.h())));
              });
   Value var = rowSum(b, loc, r, {{r.x, Index::Whole}, {mean, Index::Row}},
                      [&](OpBuilder &nb, Location nl, ValueRange in) {
@@ -326,7 +327,7 @@ SmallVector<Value> layerNormVJP(OpBuilder &b, Location loc, VJPOp op,
         b, loc, r.loops, ins, Index::Whole, {elt},
         [&](OpBuilder &nb, Location nl, ValueRange in, Value) {
           SmallVector<Value> a = wide(nb, nl, in, r.acc);
-          Value invH = constant(nb, nl, r.acc, 1.0 / double(r.h()));
+          Value invH = floatConstant(nb, nl, r.acc, 1.0 / double(r.h()));
           Value s = a[4];
           Value g = arith::MulFOp::create(nb, nl, a[1], a[2]);
           Value meanG = arith::MulFOp::create(nb, nl, a[5], invH);

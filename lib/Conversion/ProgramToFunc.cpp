@@ -265,19 +265,19 @@ struct SumPattern : ProgramOpPattern<SumOp> {
       return success();
     }
     double scale = sum.getScale().convertToDouble();
-    Value total = buildElementwise(
-        rewriter, sum.getLoc(), values, type,
-        [&](OpBuilder &b, Location loc, ValueRange elements) {
-          Value acc = elements.front();
-          for (Value v : elements.drop_front())
-            acc = arith::AddFOp::create(b, loc, acc, v);
-          if (scaled)
-            acc = arith::MulFOp::create(
-                b, loc, acc,
-                arith::ConstantOp::create(b, loc,
-                                          b.getFloatAttr(element, scale)));
-          return acc;
-        });
+    Value total =
+        buildElementwise(rewriter, sum.getLoc(), values, type,
+                         [&](OpBuilder &b, Location loc, ValueRange elements) {
+                           Value acc = elements.front();
+                           for (Value v : elements.drop_front())
+                             acc = arith::AddFOp::create(b, loc, acc, v);
+                           if (scaled)
+                             acc = arith::MulFOp::create(
+                                 b, loc, acc,
+                                 arith::ConstantOp::create(
+                                     b, loc, b.getFloatAttr(element, scale)));
+                           return acc;
+                         });
     lowering.replace(rewriter, sum, total);
     return success();
   }

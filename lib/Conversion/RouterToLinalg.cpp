@@ -173,7 +173,7 @@ Routing mlir::piper::moe::buildRouting(OpBuilder &b, Location loc, Value x,
   auto xType = cast<RankedTensorType>(x.getType());
   auto wType = cast<RankedTensorType>(w.getType());
   auto elt = cast<FloatType>(xType.getElementType());
-  FloatType ct = computeType(elt);
+  FloatType ct = accumulatorType(elt);
   int64_t t = xType.getDimSize(0), e = wType.getDimSize(1);
   Value logits =
       buildMatmul(b, loc, x, w, Value(), RankedTensorType::get({t, e}, elt));

@@ -75,11 +75,11 @@ SmallVector<Value> rows::build(OpBuilder &b, Location loc,
   for (const Out &out : outs) {
     Value init = tensor::EmptyOp::create(b, loc, shape, out.elementType);
     if (outIndex != Index::Whole)
-      init =
-          linalg::FillOp::create(
-              b, loc, ValueRange{constant(b, loc, out.elementType, out.init)},
-              ValueRange{init})
-              .getResult(0);
+      init = linalg::FillOp::create(
+                 b, loc,
+                 ValueRange{floatConstant(b, loc, out.elementType, out.init)},
+                 ValueRange{init})
+                 .getResult(0);
     inits.push_back(init);
     types.push_back(init.getType());
     maps.push_back(outMap);
@@ -116,13 +116,6 @@ Value rows::build1(
 // Element types and shapes
 //===----------------------------------------------------------------------===//
 
-FloatType rows::accumulatorType(Type elementType) {
-  auto type = cast<FloatType>(elementType);
-  if (type.getWidth() < 32)
-    return Float32Type::get(type.getContext());
-  return type;
-}
-
 Value rows::widen(OpBuilder &b, Location loc, Value scalar, Type type) {
   if (scalar.getType() == type)
     return scalar;
@@ -133,21 +126,6 @@ Value rows::narrow(OpBuilder &b, Location loc, Value scalar, Type type) {
   if (scalar.getType() == type)
     return scalar;
   return arith::TruncFOp::create(b, loc, type, scalar);
-}
-
-Value rows::constant(OpBuilder &b, Location loc, Type type, double value) {
-  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
-}
-
-Value rows::narrowTensor(OpBuilder &b, Location loc, Value t,
-                         Type elementType) {
-  auto type = cast<RankedTensorType>(t.getType());
-  if (type.getElementType() == elementType)
-    return t;
-  return buildElementwise(b, loc, t, type.clone(elementType),
-                          [&](OpBuilder &nb, Location nl, ValueRange a) {
-                            return narrow(nb, nl, a[0], elementType);
-                          });
 }
 
 /// The leading dims of a rank-`rank` tensor as one, the last on its own.

@@ -74,21 +74,11 @@ Value build1(
     Index outIndex, Out out,
     function_ref<Value(OpBuilder &, Location, ValueRange ins, Value acc)> body);
 
-/// f32 for float types narrower than f32, else `elementType` itself.
-FloatType accumulatorType(Type elementType);
-
 /// `scalar` widened to `type` (arith.extf) when it is narrower.
 Value widen(OpBuilder &b, Location loc, Value scalar, Type type);
 
 /// `scalar` rounded to `type` (arith.truncf) when it is wider.
 Value narrow(OpBuilder &b, Location loc, Value scalar, Type type);
-
-/// A float constant of `type`.
-Value constant(OpBuilder &b, Location loc, Type type, double value);
-
-/// `t` with its elements rounded to `elementType` (`t` itself when it has
-/// that element type already).
-Value narrowTensor(OpBuilder &b, Location loc, Value t, Type elementType);
 
 /// x [..., N] as a matrix [R, N], R the product of the leading dims (1 for a
 /// vector); fromRows is the inverse, back to `type`.

@@ -202,8 +202,9 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
     LoweredForm form = emit == Emit::Kernels   ? LoweredForm::Kernels
                        : emit == Emit::Lowered ? LoweredForm::LLVMDialect
                                                : LoweredForm::LLVMIR;
-    return writeOutput(
-        [&](raw_ostream &os) { return printLowered(*module, form, os, timing); });
+    return writeOutput([&](raw_ostream &os) {
+      return printLowered(*module, form, os, timing);
+    });
   }
 
   if (outputName.empty()) {
