@@ -204,6 +204,16 @@ struct TileLinalgPass : mlir::piper::impl::TileLinalgPassBase<TileLinalgPass> {
   using TileLinalgPassBase::TileLinalgPassBase;
 
   void runOnOperation() override {
+    // Options come from the command line: a bad one is one located error,
+    // not a silently different tiling.
+    if (parallelGrain < 0 || vectorBytes < 0 ||
+        (vectorBytes > 0 && !llvm::isPowerOf2_64(vectorBytes))) {
+      getOperation()->emitError()
+          << "piper-tile-linalg: parallel-grain must be >= 0 and vector-bytes "
+             "0 or a power of two, got parallel-grain="
+          << int64_t(parallelGrain) << " vector-bytes=" << int64_t(vectorBytes);
+      return signalPassFailure();
+    }
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());

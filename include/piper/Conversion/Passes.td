@@ -341,6 +341,9 @@ def TileLinalgPass : Pass<"piper-tile-linalg", "::mlir::func::FuncOp"> {
       thread's chunk holds; ops smaller than that run on one thread.
     - `vector-bytes` (default 0: no vectors): the vector register width in
       bytes.
+
+    A negative option or a `vector-bytes` that is not a power of two fails
+    the pass with one error naming both values.
   }];
   let options = [
     Option<"parallelGrain", "parallel-grain", "int64_t", /*default=*/"0",
