@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "common/LossCurve.h"
 #include "piper/Config.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/InitAllPiper.h"
@@ -112,6 +113,9 @@ cl::opt<std::string> paramsOut(
              "each: its name, then its values (%.17g) in row-major order; "
              "piper-run --params-out writes the same format"),
     cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> plotFile(
+    "plot", cl::desc("At the end, draw the loss per step as an SVG image"),
+    cl::value_desc("file.svg"), cl::cat(category));
 
 int fail(const Twine &message) {
   llvm::errs() << "piper-interp: " << message << "\n";
@@ -352,6 +356,7 @@ int main(int argc, char **argv) {
   }
 
   llvm::raw_ostream &os = llvm::outs();
+  ::piper::CurveSeries lossCurve{"training loss", "#1f77b4", {}};
   for (int64_t i = 0; i < steps; ++i) {
     FailureOr<StepResult> result = trainer->step();
     if (failed(result))
@@ -370,6 +375,8 @@ int main(int argc, char **argv) {
     }
     os << "step " << result->step << " loss "
        << llvm::format("%.17g", result->loss) << "\n";
+    lossCurve.points.emplace_back(static_cast<double>(result->step),
+                                  result->loss);
     if (printGrads) {
       for (auto [param, grad] :
            llvm::zip(trainer->getParameters(), result->gradients))
@@ -379,6 +386,11 @@ int main(int argc, char **argv) {
     }
     os.flush();
   }
+  std::string plotError;
+  if (!plotFile.empty() &&
+      !::piper::writeLossCurveSVG(plotFile, "piper-interp " + inputFilename,
+                                {lossCurve}, plotError))
+    return fail(plotError);
   if (!paramsOut.empty()) {
     std::unique_ptr<llvm::ToolOutputFile> file =
         openOutputFile(paramsOut, &errorMessage);

@@ -31,6 +31,7 @@
 #include "Job.h"
 #include "Params.h"
 #include "Program.h"
+#include "common/LossCurve.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -85,6 +86,10 @@ cl::opt<bool> bufferStatsFlag(
     cl::desc("At the end, print how many of the plan's allocations the "
              "buffer cache served (rank 0, stderr)"),
     cl::init(false), cl::cat(category));
+cl::opt<std::string> plotFile(
+    "plot",
+    cl::desc("At the end, draw the loss per step as an SVG image (rank 0)"),
+    cl::value_desc("file.svg"), cl::cat(category));
 cl::opt<std::string> logFile("log",
                              cl::desc("Also write one JSON line per step"),
                              cl::value_desc("file"), cl::cat(category));
@@ -216,6 +221,7 @@ int main(int argc, char **argv) {
                       (progress == cl::BOU_UNSET && isatty(STDERR_FILENO));
   double totalSeconds = 0;
   std::string rankStep;
+  piper::CurveSeries lossCurve{"training loss", "#1f77b4", {}};
   for (int64_t s = 1; s <= steps; ++s) {
     if (!data.feed(s, args, error))
       return fail(error);
@@ -261,6 +267,7 @@ int main(int argc, char **argv) {
           << "step " << s << " loss " << llvm::format("%.17g", loss) << "\n";
       llvm::outs() << line;
       llvm::outs().flush();
+      lossCurve.points.emplace_back(static_cast<double>(s), loss);
     }
     totalSeconds += seconds;
     if (showProgress && job.rank == 0) {
@@ -280,6 +287,10 @@ int main(int argc, char **argv) {
         std::memcpy(args[*target].data(), results[j].data(),
                     results[j].bytes());
   }
+  if (!plotFile.empty() && job.rank == 0 &&
+      !piper::writeLossCurveSVG(plotFile, "piper-run " + planDir, {lossCurve},
+                                error))
+    return fail(error);
   if (bufferStatsFlag && job.rank == 0) {
     piper_plan_buffer_stats stats;
     piper_plan_session_buffer_stats(job.session, &stats);
