@@ -72,6 +72,11 @@ if has_torch:
     config.available_features.add("torch")
 config.substitutions.insert(0, ("%python_torch", python_torch))
 
+# The English text corpus (scripts/make-corpus) comes from Debian's
+# `fortunes` package, which scripts/setup installs.
+if os.path.isdir("/usr/share/games/fortunes"):
+    config.available_features.add("fortunes")
+
 # Multi-rank runs of compiled plans (test/Integration/*-mpi.mlir). OpenMPI
 # refuses root without both variables (containers, CI) and more ranks than
 # cores without --oversubscribe; `timeout` turns a hang into a failure, and
