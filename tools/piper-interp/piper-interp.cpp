@@ -28,6 +28,7 @@
 #include "piper/Config.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/InitAllPiper.h"
+#include "piper/Interpreter/Sampler.h"
 #include "piper/Interpreter/Trainer.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -37,6 +38,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -128,10 +130,37 @@ cl::opt<int64_t> evalBatches(
     cl::desc("Held-out batches per evaluation, each one global batch "
              "(default 4)"),
     cl::init(4), cl::cat(category));
+cl::opt<int64_t> sampleBytes(
+    "sample",
+    cl::desc("After training, continue --prompt by N bytes with the trained "
+             "parameters and print the text (a byte-level language model)"),
+    cl::init(0), cl::value_desc("N"), cl::cat(category));
+cl::opt<std::string> prompt("prompt",
+                            cl::desc("Text the sample continues (default: a "
+                                     "newline)"),
+                            cl::init(""), cl::cat(category));
+cl::opt<double> temperature(
+    "temperature",
+    cl::desc("Sampling temperature: 0 takes the most likely byte (default "
+             "0.8; the draws are seeded by --seed)"),
+    cl::init(0.8), cl::cat(category));
 cl::opt<std::string>
     plotFile("plot",
              cl::desc("At the end, draw the loss per step as an SVG image"),
              cl::value_desc("file.svg"), cl::cat(category));
+
+/// `text` with bytes other than printable ASCII, newline and tab written
+/// as \\xNN, so a sample never garbles the terminal.
+std::string printableText(const std::string &text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if ((c >= 32 && c < 127) || c == '\n' || c == '\t')
+      out += static_cast<char>(c);
+    else
+      out += llvm::formatv("\\x{0:x-2}", unsigned(c)).str();
+  }
+  return out;
+}
 
 int fail(const Twine &message) {
   llvm::errs() << "piper-interp: " << message << "\n";
@@ -370,6 +399,17 @@ int main(int argc, char **argv) {
                 "1000000], got " +
                 Twine(static_cast<int64_t>(evalEvery)) + " and " +
                 Twine(static_cast<int64_t>(evalBatches)));
+  std::optional<Sampler> sampler;
+  if (sampleBytes < 0 || sampleBytes > 1000000 || !(temperature >= 0) ||
+      !std::isfinite(temperature))
+    return fail("--sample must be in [0, 1000000] and --temperature finite "
+                "and >= 0");
+  if (sampleBytes > 0) {
+    FailureOr<Sampler> created = Sampler::create(*fn, options.precision);
+    if (failed(created))
+      return 1;
+    sampler.emplace(std::move(*created));
+  }
   if (!evalData.empty()) {
     ref::Status status = ref::ByteCorpus::load(evalData, heldOut);
     if (!status.ok())
@@ -444,6 +484,21 @@ int main(int argc, char **argv) {
       evalCurve.points.emplace_back(static_cast<double>(result->step), mean);
     }
     os.flush();
+  }
+  if (sampleBytes > 0) {
+    std::vector<ref::Tensor> params;
+    for (const TrainedParameter &param : trainer->getParameters())
+      params.push_back(param.value);
+    FailureOr<std::string> text = sampler->generate(params, prompt, sampleBytes,
+                                                    temperature, options.seed);
+    if (failed(text))
+      return 1;
+    os << "sample (" << sampleBytes << " bytes, "
+       << (temperature > 0 ? "temperature " +
+                                 llvm::formatv("{0}", double(temperature)).str()
+                           : std::string("greedy"))
+       << "):\n"
+       << printableText(*text) << "\n";
   }
   std::string plotError;
   if (!plotFile.empty() &&
