@@ -32,6 +32,7 @@
 #include "Params.h"
 #include "Program.h"
 #include "Step.h"
+#include "TraceSummary.h"
 #include "common/LossCurve.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -103,6 +104,11 @@ cl::opt<int64_t> evalBatches(
     cl::desc("Held-out batches per evaluation, each one global batch "
              "(default 4)"),
     cl::init(4), cl::cat(category));
+cl::opt<bool> traceSummary(
+    "trace-summary",
+    cl::desc("With --trace: at the end, print per rank the time in each kind "
+             "of node, waiting and communication (rank 0)"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> plotFile(
     "plot",
     cl::desc("At the end, draw the loss per step as an SVG image (rank 0)"),
@@ -189,6 +195,18 @@ int main(int argc, char **argv) {
   int threads = 1;
   if (!threadCount(threadsFlag, threads, error))
     return fail(error);
+  if (traceSummary &&
+      (traceFile.empty() || traceFile.find("%r") != std::string::npos))
+    return fail("--trace-summary needs --trace=FILE (one merged file, no "
+                "%r)");
+  if (evalData.empty() &&
+      (evalEvery.getNumOccurrences() || evalBatches.getNumOccurrences()))
+    return fail("--eval-every and --eval-batches need --eval-data");
+  if (evalEvery < 0 || evalBatches < 1 || evalBatches > 1000000)
+    return fail("--eval-every must be >= 0 and --eval-batches in [1, "
+                "1000000], got " +
+                std::to_string(evalEvery) + " and " +
+                std::to_string(evalBatches));
   if (!plan::loadManifest(planDir, manifest, error))
     return fail(error);
   Job job;
@@ -240,14 +258,6 @@ int main(int argc, char **argv) {
   piper::CurveSeries lossCurve{"training loss", "#1f77b4", {}};
   piper::CurveSeries evalCurve{"held-out loss", "#ff7f0e", {}};
   DataFeeder evalFeeder(manifest, seed, batchReplica, batchReplicas);
-  if (evalData.empty() &&
-      (evalEvery.getNumOccurrences() || evalBatches.getNumOccurrences()))
-    return fail("--eval-every and --eval-batches need --eval-data");
-  if (evalEvery < 0 || evalBatches < 1 || evalBatches > 1000000)
-    return fail("--eval-every must be >= 0 and --eval-batches in [1, "
-                "1000000], got " +
-                std::to_string(evalEvery) + " and " +
-                std::to_string(evalBatches));
   if (!evalData.empty() && !evalFeeder.useCorpus(evalData, error))
     return fail(error);
   StepContext stepContext{manifest,  role, program, job,
@@ -342,5 +352,11 @@ int main(int argc, char **argv) {
   llvm::outs().flush();
   if (!job.stop(error))
     return fail(error);
+  if (traceSummary && job.rank == 0) {
+    std::string text;
+    if (!summarizeTrace(traceFile, text, error))
+      return fail(error);
+    llvm::outs() << text;
+  }
   return 0;
 }
