@@ -92,8 +92,8 @@ bool mlir::piper::isBlasBatchMatmul(Operation *op) {
 
 std::string mlir::piper::blasGemmName(StringRef prefix, Operation *op) {
   auto matmul = cast<linalg::LinalgOp>(op);
-  Type elt = cast<MemRefType>(matmul.getDpsInits()[0].getType())
-                 .getElementType();
+  Type elt =
+      cast<MemRefType>(matmul.getDpsInits()[0].getType()).getElementType();
   auto inputsAre = [&](Type t) {
     return llvm::all_of(matmul.getDpsInputs(), [&](Value i) {
       return cast<MemRefType>(i.getType()).getElementType() == t;

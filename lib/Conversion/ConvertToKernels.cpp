@@ -127,15 +127,13 @@ struct ElementwiseToLinalg : OpConversionPattern<OpTy> {
     FailureOr<FloatType> elt = kernelFloatType(op, /*report=*/true);
     if (failed(elt))
       return failure();
-    Value r = buildElementwise(rewriter, op.getLoc(), adaptor.getOperands(),
-                               op.getType(),
-                               [&](OpBuilder &b, Location loc, ValueRange a) {
-                                 return computeWidened(
-                                     b, loc, a, *elt,
-                                     [&](ValueRange w) {
-                                       return scalarBody<OpTy>(b, loc, w, *elt);
-                                     });
-                               });
+    Value r = buildElementwise(
+        rewriter, op.getLoc(), adaptor.getOperands(), op.getType(),
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          return computeWidened(b, loc, a, *elt, [&](ValueRange w) {
+            return scalarBody<OpTy>(b, loc, w, *elt);
+          });
+        });
     rewriter.replaceOp(op, r);
     return success();
   }

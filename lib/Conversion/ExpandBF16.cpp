@@ -61,8 +61,7 @@ bool holdsBF16(ModuleOp module) {
   return found.wasInterrupted();
 }
 
-struct ExpandBF16Pass
-    : mlir::piper::impl::ExpandBF16PassBase<ExpandBF16Pass> {
+struct ExpandBF16Pass : mlir::piper::impl::ExpandBF16PassBase<ExpandBF16Pass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (!holdsBF16(module))

@@ -86,7 +86,8 @@ void populateAttentionToLinalgPatterns(RewritePatternSet &patterns);
 void populateBatchMatmulToBlasPatterns(RewritePatternSet &patterns);
 bool isBlasBatchMatmul(Operation *op);
 /// `prefix` + f32/f64 (all operands of that type) or bf16 (bf16 A and B,
-/// f32 C) for a linalg matmul or batch_matmul on buffers; empty when BLAS has no such GEMM.
+/// f32 C) for a linalg matmul or batch_matmul on buffers; empty when BLAS has
+/// no such GEMM.
 std::string blasGemmName(StringRef prefix, Operation *matmul);
 
 /// Calls `name` (declared once in `module`) with `buffers` as unranked

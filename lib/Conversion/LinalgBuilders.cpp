@@ -115,7 +115,8 @@ Value mlir::piper::castTensor(OpBuilder &b, Location loc, Value t, Type elt) {
 }
 
 Value mlir::piper::computeWidened(OpBuilder &b, Location loc, ValueRange args,
-                                  Type elt, function_ref<Value(ValueRange)> fn) {
+                                  Type elt,
+                                  function_ref<Value(ValueRange)> fn) {
   FloatType acc = accumulatorType(elt);
   if (acc == elt)
     return fn(args);

@@ -89,10 +89,9 @@ template <typename OpTy> struct TransferPattern : ProgramOpPattern<OpTy> {
       Value value = adaptor.getValue();
       if (lowering.shards.count(value))
         return op->emitError() << "cannot send a ZeRO shard between roles";
-      callShim(rewriter, loc, lowering.module,
-               ("piper_comm_send_" + *suffix).str(),
-               {castTensor(rewriter, loc, value, wire.getElementType())}, {},
-               extra);
+      callShim(
+          rewriter, loc, lowering.module, ("piper_comm_send_" + *suffix).str(),
+          {castTensor(rewriter, loc, value, wire.getElementType())}, {}, extra);
       rewriter.eraseOp(op);
     } else {
       Value received =

@@ -275,8 +275,8 @@ struct SumPattern : ProgramOpPattern<SumOp> {
             for (Value v : w.drop_front())
               total = arith::AddFOp::create(b, loc, total, v);
             if (scaled)
-              total = arith::MulFOp::create(
-                  b, loc, total, floatConstant(b, loc, acc, scale));
+              total = arith::MulFOp::create(b, loc, total,
+                                            floatConstant(b, loc, acc, scale));
             return total;
           });
         });

@@ -73,10 +73,9 @@ void vjpMatmul(int wrt, MemRef a, MemRef b, MemRef dy, MemRef o) {
     return narrow(O, o);
   // Shapes the reference reports as an error.
   ref::Tensor dA, dB;
-  report("vjp matmul",
-         ref::matmulBackward(readFloat<float>(A.ref()),
-                             readFloat<float>(B.ref()),
-                             readFloat<float>(DY.ref()), dA, dB));
+  report("vjp matmul", ref::matmulBackward(readFloat<float>(A.ref()),
+                                           readFloat<float>(B.ref()),
+                                           readFloat<float>(DY.ref()), dA, dB));
   zero(o);
 }
 
