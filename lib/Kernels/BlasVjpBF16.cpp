@@ -44,11 +44,30 @@ struct F32Tensor {
   MemRef ref() { return MemRef(rank, desc.data()); }
 };
 
+/// Whether `m` is dense row-major (the common case: one flat loop, which
+/// the compiler vectorises, instead of a strided walk per element).
+bool dense(const MemRef &m) {
+  int64_t expect = 1;
+  for (int64_t d = m.rank - 1; d >= 0; --d) {
+    if (m.sizes()[d] != 1 && m.strides()[d] != expect)
+      return false;
+    expect *= m.sizes()[d];
+  }
+  return true;
+}
+
 /// `m` (bf16, any strides) widened into a dense f32 tensor.
 F32Tensor widen(MemRef m) {
   F32Tensor t(m);
   const BF16 *base = static_cast<const BF16 *>(m.aligned());
-  for (int64_t i = 0, n = m.numel(); i < n; ++i)
+  int64_t n = m.numel();
+  if (dense(m)) {
+    base += m.offset();
+    for (int64_t i = 0; i < n; ++i)
+      t.data[i] = toFloat(base[i]);
+    return t;
+  }
+  for (int64_t i = 0; i < n; ++i)
     t.data[i] = toFloat(base[m.elementOffset(i)]);
   return t;
 }
@@ -56,7 +75,14 @@ F32Tensor widen(MemRef m) {
 /// Rounds the f32 tensor `t` into the bf16 memref `o` (same shape).
 void narrow(const F32Tensor &t, MemRef o) {
   BF16 *base = static_cast<BF16 *>(o.aligned());
-  for (int64_t i = 0, n = o.numel(); i < n; ++i)
+  int64_t n = o.numel();
+  if (dense(o)) {
+    base += o.offset();
+    for (int64_t i = 0; i < n; ++i)
+      base[i] = toBF16(t.data[i]);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
     base[o.elementOffset(i)] = toBF16(t.data[i]);
 }
 

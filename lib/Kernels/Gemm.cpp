@@ -125,9 +125,16 @@ void widen(const MemRef &m, int64_t n, std::vector<float> &out) {
                      (d ? n * m.strides()[0] : 0);
   int64_t rs = m.strides()[d], cs = m.strides()[d + 1];
   out.resize(rows * cols);
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      out[i * cols + j] = toFloat(base[i * rs + j * cs]);
+  for (int64_t i = 0; i < rows; ++i) {
+    float *row = out.data() + i * cols;
+    const BF16 *in = base + i * rs;
+    if (cs == 1) // the lowering's layout: a loop the compiler vectorises
+      for (int64_t j = 0; j < cols; ++j)
+        row[j] = toFloat(in[j]);
+    else
+      for (int64_t j = 0; j < cols; ++j)
+        row[j] = toFloat(in[j * cs]);
+  }
 }
 
 /// C[n] += op(A[n]) op(B[n]) with bf16 A and B and an f32 C: sgemm on

@@ -383,7 +383,8 @@ def ParallelToOpenMPPass
 }
 
 def ExpandBF16Pass : Pass<"piper-expand-bf16", "::mlir::ModuleOp"> {
-  let summary = "bf16 arithmetic in f32 and bf16 conversions as integer code";
+  let summary = "Emulate bf16 arithmetic in f32 and expand bf16 conversions "
+                "to integer code";
   let description = [{
     Runs in the LLVM lowering after vectorisation, on modules that hold bf16
     values (others are left untouched). bf16 is a storage type on the host:
