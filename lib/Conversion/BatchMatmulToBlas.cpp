@@ -6,8 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Part of --piper-matmul-to-blas: a linalg.batch_matmul on f32/f64 buffers,
-// C[n] += op(A[n]) op(B[n]), becomes
+// Part of --piper-matmul-to-blas: a linalg.batch_matmul on f32/f64 buffers
+// (or bf16 A and B with an f32 C: `_bf16`), C[n] += op(A[n]) op(B[n]),
+// becomes
 //
 //   piper_k_batch_gemm_<t>(A, B, C, transA, transB)
 //
@@ -68,9 +69,7 @@ struct BatchMatmulToGemmCall : OpConversionPattern<linalg::BatchMatmulOp> {
       return failure();
     auto [transA, transB] = *transposes(op);
     Location loc = op.getLoc();
-    Type elt = cast<MemRefType>(op.getOutputs()[0].getType()).getElementType();
-    std::string name =
-        elt.isF32() ? "piper_k_batch_gemm_f32" : "piper_k_batch_gemm_f64";
+    std::string name = blasGemmName("piper_k_batch_gemm_", op);
     Value flags[] = {i64Constant(rewriter, loc, transA),
                      i64Constant(rewriter, loc, transB)};
     callOnBuffers(rewriter, loc, op->getParentOfType<ModuleOp>(), name,
@@ -88,12 +87,24 @@ bool mlir::piper::isBlasBatchMatmul(Operation *op) {
   auto matmul = dyn_cast<linalg::BatchMatmulOp>(op);
   if (!matmul || !matmul.hasPureBufferSemantics() || !transposes(matmul))
     return false;
+  return !blasGemmName("", matmul).empty();
+}
+
+std::string mlir::piper::blasGemmName(StringRef prefix, Operation *op) {
+  auto matmul = cast<linalg::LinalgOp>(op);
   Type elt =
-      cast<MemRefType>(matmul.getOutputs()[0].getType()).getElementType();
-  return (elt.isF32() || elt.isF64()) &&
-         llvm::all_of(matmul.getInputs().getTypes(), [&](Type t) {
-           return cast<MemRefType>(t).getElementType() == elt;
-         });
+      cast<MemRefType>(matmul.getDpsInits()[0].getType()).getElementType();
+  auto inputsAre = [&](Type t) {
+    return llvm::all_of(matmul.getDpsInputs(), [&](Value i) {
+      return cast<MemRefType>(i.getType()).getElementType() == t;
+    });
+  };
+  if ((elt.isF32() || elt.isF64()) && inputsAre(elt))
+    return (prefix + (elt.isF32() ? "f32" : "f64")).str();
+  // bf16 operands, f32 accumulator (Gemm.cpp widens them for sgemm).
+  if (elt.isF32() && inputsAre(BFloat16Type::get(elt.getContext())))
+    return (prefix + "bf16").str();
+  return "";
 }
 
 void mlir::piper::callOnBuffers(OpBuilder &b, Location loc, ModuleOp module,

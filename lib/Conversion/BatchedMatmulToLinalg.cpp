@@ -39,6 +39,17 @@ using namespace mlir::piper;
 Value mlir::piper::buildBatchMatmul(OpBuilder &b, Location loc, Value lhs,
                                     Value rhs, bool transA, bool transB,
                                     Type resultElt) {
+  // An f32 x bf16 product (attention's f32 probabilities and bf16 values)
+  // widens its bf16 operand, exactly: GEMM kernels take one input type.
+  Type le = cast<RankedTensorType>(lhs.getType()).getElementType();
+  Type re = cast<RankedTensorType>(rhs.getType()).getElementType();
+  if (le != re) {
+    Type wide = cast<FloatType>(le).getWidth() > cast<FloatType>(re).getWidth()
+                    ? le
+                    : re;
+    lhs = castTensor(b, loc, lhs, wide);
+    rhs = castTensor(b, loc, rhs, wide);
+  }
   auto lt = cast<RankedTensorType>(lhs.getType());
   auto rt = cast<RankedTensorType>(rhs.getType());
   int64_t m = lt.getDimSize(transA ? 2 : 1);

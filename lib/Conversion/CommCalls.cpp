@@ -32,6 +32,13 @@ FailureOr<StringRef> mlir::piper::commSuffix(Operation *op, Type type,
                          << " supported)";
 }
 
+RankedTensorType mlir::piper::wireType(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  if (!tensor.getElementType().isBF16())
+    return tensor;
+  return tensor.clone(Float32Type::get(type.getContext()));
+}
+
 Value mlir::piper::i64Constant(OpBuilder &builder, Location loc,
                                int64_t value) {
   return arith::ConstantIntOp::create(builder, loc, value, 64);

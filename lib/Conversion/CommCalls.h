@@ -23,12 +23,20 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir::piper {
 
 /// "f32", "f64" (and "i64" when `allowInteger`): the shim suffix of a tensor
 /// type's element type; a located error for anything else.
 FailureOr<StringRef> commSuffix(Operation *op, Type type, bool allowInteger);
+
+/// The type a tensor of `type` travels as: bf16 elements widened to f32,
+/// others unchanged. The runtime's shims move f32, f64 and i64 (MPI has no
+/// bf16 datatype); widening is exact, so a transfer narrowed back on arrival
+/// gives the same bf16 values, and a reduction sums in f32 and rounds once.
+/// Twice the bytes of bf16 on the wire (docs/MixedPrecision.md).
+RankedTensorType wireType(Type type);
 
 /// Calls C-ABI function `name` (declared once in `module`) with `inputs`
 /// (tensors, passed read-only with any layout), fresh buffers of

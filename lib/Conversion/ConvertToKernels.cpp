@@ -73,10 +73,10 @@ FailureOr<FloatType> mlir::piper::kernelFloatType(Operation *op, bool report) {
   if (!found)
     return report ? op->emitError() << "has no float tensor to pick a kernel by"
                   : failure();
-  if (!found->isF32() && !found->isF64())
+  if (!found->isF32() && !found->isF64() && !found->isBF16())
     return report ? op->emitError() << "element type " << *found
                                     << " is not supported by the native "
-                                       "lowering (f32 and f64 are)"
+                                       "lowering (f32, f64 and bf16 are)"
                   : failure();
   return *found;
 }
@@ -127,11 +127,13 @@ struct ElementwiseToLinalg : OpConversionPattern<OpTy> {
     FailureOr<FloatType> elt = kernelFloatType(op, /*report=*/true);
     if (failed(elt))
       return failure();
-    Value r = buildElementwise(rewriter, op.getLoc(), adaptor.getOperands(),
-                               op.getType(),
-                               [&](OpBuilder &b, Location loc, ValueRange a) {
-                                 return scalarBody<OpTy>(b, loc, a, *elt);
-                               });
+    Value r = buildElementwise(
+        rewriter, op.getLoc(), adaptor.getOperands(), op.getType(),
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          return computeWidened(b, loc, a, *elt, [&](ValueRange w) {
+            return scalarBody<OpTy>(b, loc, w, *elt);
+          });
+        });
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -246,6 +248,7 @@ void mlir::piper::populateConvertToKernelsPatterns(
   populateLayoutToLinalgPatterns(patterns);
   populateMoEToLinalgPatterns(patterns);
   populateUpdatesToLinalgPatterns(patterns);
+  populateCastToLinalgPatterns(patterns);
   populateKernelCallPatterns(patterns);
 }
 

@@ -51,8 +51,9 @@ struct ElementwiseForward
   matchAndRewrite(ElementwiseOpInterface op, ArrayRef<Value> operands,
                   ConversionPatternRewriter &rewriter) const override {
     Operation *raw = op.getOperation();
-    // Native kernels run in f32 and f64, whichever way they are built.
-    if (failed(kernelFloatType(raw, /*report=*/true)))
+    // Native kernels run in f32, f64 and bf16 (computed in f32).
+    FailureOr<FloatType> elt = kernelFloatType(raw, /*report=*/true);
+    if (failed(elt))
       return failure();
     if (raw->getNumResults() != 1 ||
         !allOfType(operands, raw->getResult(0).getType()))
@@ -64,7 +65,9 @@ struct ElementwiseForward
     Value result = buildElementwise(
         rewriter, op.getLoc(), operands, raw->getResult(0).getType(),
         [&](OpBuilder &b, Location loc, ValueRange x) {
-          return rule->buildScalar(b, loc, x);
+          return computeWidened(b, loc, x, *elt, [&](ValueRange w) {
+            return rule->buildScalar(b, loc, w);
+          });
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -83,7 +86,8 @@ struct ElementwiseVJP : OpConversionPattern<VJPOp> {
         ElementwiseOpInterface::lookupElementwise(op.getOp(), getContext());
     if (!rule)
       return rewriter.notifyMatchFailure(op, "not an elementwise rule");
-    if (failed(kernelFloatType(op, /*report=*/true)))
+    FailureOr<FloatType> elt = kernelFloatType(op, /*report=*/true);
+    if (failed(elt))
       return failure();
     ValueRange primals = adaptor.getPrimals();
     if (adaptor.getCotangents().size() != 1 || primals.empty())
@@ -102,8 +106,10 @@ struct ElementwiseVJP : OpConversionPattern<VJPOp> {
       gradients.push_back(buildElementwise(
           rewriter, op.getLoc(), inputs, dy.getType(),
           [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-            Value partial = rule->buildPartial(b, loc, args.drop_back(), wrt);
-            return arith::MulFOp::create(b, loc, args.back(), partial);
+            return computeWidened(b, loc, args, *elt, [&](ValueRange w) {
+              Value partial = rule->buildPartial(b, loc, w.drop_back(), wrt);
+              return arith::MulFOp::create(b, loc, w.back(), partial);
+            });
           }));
     rewriter.replaceOp(op, gradients);
     return success();

@@ -28,7 +28,9 @@ using namespace mlir::piper;
 
 namespace {
 
-StringRef suffix(FloatType t) { return t.isF32() ? "f32" : "f64"; }
+StringRef suffix(FloatType t) {
+  return t.isF32() ? "f32" : t.isBF16() ? "bf16" : "f64";
+}
 
 /// piper.vjp of matmul/linear -> one kernel call per `wrt` index.
 struct VJPToKernels : OpConversionPattern<VJPOp> {
@@ -80,8 +82,8 @@ struct VJPToKernels : OpConversionPattern<VJPOp> {
 bool mlir::piper::hasKernelPattern(Operation *op) {
   // Not matmul/linear: the shapes their linalg patterns cannot build get
   // the fallback's error.
-  return isa<AnnotateOp, VJPOp, AddOp, SubOp, MulOp, ElementwiseOpInterface>(
-             op) ||
+  return isa<AnnotateOp, VJPOp, AddOp, SubOp, MulOp, ElementwiseOpInterface,
+             CastOp>(op) ||
          isa<AttentionOp, SoftmaxOp, RmsNormOp, LayerNormOp, EmbeddingOp,
              CrossEntropyOp>(op) ||                               // Rows
          isa<ReshapeOp, TransposeOp>(op) ||                       // Layout

@@ -22,7 +22,7 @@
 
 namespace mlir::piper {
 
-/// f32 or f64: the element type of the op's float tensors (its operands',
+/// f32, f64 or bf16: the element type of the op's float tensors (its operands',
 /// else its results'); a located error when `report`, else a silent failure.
 FailureOr<FloatType> kernelFloatType(Operation *op, bool report);
 
@@ -51,6 +51,13 @@ Value castScalar(OpBuilder &b, Location loc, Value v, Type to);
 /// `t` with its elements converted to `elt` (itself if they already are).
 Value castTensor(OpBuilder &b, Location loc, Value t, Type elt);
 
+/// `fn` of `args` computed in accumulatorType(elt) (bf16 arguments widened
+/// to f32) and the result rounded back to `elt` once: the scalar body of an
+/// elementwise kernel on bf16, as the interpreter rounds an op's result.
+/// The identity on `fn` for f32 and f64.
+Value computeWidened(OpBuilder &b, Location loc, ValueRange args, Type elt,
+                     function_ref<Value(ValueRange)> fn);
+
 /// A float constant of type `type`.
 Value floatConstant(OpBuilder &b, Location loc, Type type, double value);
 
@@ -78,6 +85,10 @@ void populateAttentionToLinalgPatterns(RewritePatternSet &patterns);
 /// whether that pattern replaces `op`.
 void populateBatchMatmulToBlasPatterns(RewritePatternSet &patterns);
 bool isBlasBatchMatmul(Operation *op);
+/// `prefix` + f32/f64 (all operands of that type) or bf16 (bf16 A and B,
+/// f32 C) for a linalg matmul or batch_matmul on buffers; empty when BLAS has
+/// no such GEMM.
+std::string blasGemmName(StringRef prefix, Operation *matmul);
 
 /// Calls `name` (declared once in `module`) with `buffers` as unranked
 /// memrefs, then `scalars`: the BLAS calls of --piper-matmul-to-blas.
@@ -119,6 +130,8 @@ void populateLayoutToLinalgPatterns(RewritePatternSet &patterns);
 void populateMoEToLinalgPatterns(RewritePatternSet &patterns);
 /// sgd_update and adamw_update (UpdatesToLinalg.cpp).
 void populateUpdatesToLinalgPatterns(RewritePatternSet &patterns);
+/// piper.cast as arith.extf/truncf in a linalg.generic (CastToLinalg.cpp).
+void populateCastToLinalgPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::piper
 

@@ -58,7 +58,9 @@ Value mlir::piper::buildMatmul(OpBuilder &b, Location loc, Value x, Value w,
   auto xType = cast<RankedTensorType>(x.getType());
   auto wType = cast<RankedTensorType>(w.getType());
   auto outType = cast<RankedTensorType>(resultType);
-  Type elt = outType.getElementType();
+  // A bf16 GEMM accumulates (and adds its bias) in f32 and rounds once.
+  Type resultElt = outType.getElementType();
+  Type elt = accumulatorType(resultElt);
   int64_t rank = xType.getRank();
   Value x2 = x;
   SmallVector<ReassociationIndices> reassoc;
@@ -81,7 +83,8 @@ Value mlir::piper::buildMatmul(OpBuilder &b, Location loc, Value x, Value w,
                                        ValueRange{x2, w}, ValueRange{filled})
                   .getResult(0);
   if (bias)
-    out = addBias(b, loc, out, bias, flatType);
+    out = addBias(b, loc, out, castTensor(b, loc, bias, elt), flatType);
+  out = castTensor(b, loc, out, resultElt);
   if (rank > 2)
     out = tensor::ExpandShapeOp::create(b, loc, outType, out, reassoc);
   return out;
@@ -109,6 +112,19 @@ Value mlir::piper::castTensor(OpBuilder &b, Location loc, Value t, Type elt) {
                           [&](OpBuilder &nb, Location nl, ValueRange a) {
                             return castScalar(nb, nl, a[0], elt);
                           });
+}
+
+Value mlir::piper::computeWidened(OpBuilder &b, Location loc, ValueRange args,
+                                  Type elt,
+                                  function_ref<Value(ValueRange)> fn) {
+  FloatType acc = accumulatorType(elt);
+  if (acc == elt)
+    return fn(args);
+  SmallVector<Value> wide;
+  for (Value v : args)
+    wide.push_back(isa<FloatType>(v.getType()) ? castScalar(b, loc, v, acc)
+                                               : v);
+  return castScalar(b, loc, fn(wide), elt);
 }
 
 Value mlir::piper::floatConstant(OpBuilder &b, Location loc, Type type,

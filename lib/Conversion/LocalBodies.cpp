@@ -8,6 +8,7 @@
 
 #include "LocalBodies.h"
 #include "CommCalls.h"
+#include "KernelPatterns.h"
 #include "MeshGroups.h"
 
 #include "piper/Conversion/ReplicaLayout.h"
@@ -158,7 +159,7 @@ LogicalResult Retyper::lowerCollective(CollectiveOp op) {
                      << "': no communicator index (piper-compile numbers "
                         "them)";
   FailureOr<StringRef> suffix =
-      commSuffix(op, op.getValue().getType(), /*allowInteger=*/false);
+      commSuffix(op, wireType(op.getValue().getType()), /*allowInteger=*/false);
   if (failed(suffix))
     return failure();
   if (op.getKind() == CollectiveKind::AllReduce) {
@@ -205,10 +206,16 @@ void Retyper::replaceByShim(CollectiveOp op, const std::string &name, Type out,
   OpBuilder builder(op);
   Location loc = op.getLoc();
   auto module = clone->getParentOfType<ModuleOp>();
+  // bf16 travels as f32 (wireType): tensor parallelism's partial sums add
+  // in f32 and round once; an all-to-all gives back the same bf16 values.
+  RankedTensorType wire = wireType(out);
+  Value in = castTensor(builder, loc, op.getValue(), wire.getElementType());
   Value result =
-      callShim(builder, loc, module, name, {op.getValue()}, {out},
+      callShim(builder, loc, module, name, {in}, {wire},
                {i64Constant(builder, loc, index), last(builder, loc)})
           .front();
+  result = castTensor(builder, loc, result,
+                      cast<RankedTensorType>(out).getElementType());
   // The call stands for the collective: what it held in the global view.
   original[result] = original.lookup(op.getResult());
   op.getResult().replaceAllUsesWith(result);

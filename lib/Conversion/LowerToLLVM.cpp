@@ -101,9 +101,7 @@ bool mlir::piper::isBlasMatmul(Operation *op) {
       matmul.getIndexingMapsArray() !=
           matmul.getDefaultIndexingMaps(matmul.getContext()))
     return false;
-  Type elt =
-      cast<MemRefType>(matmul.getOutputs()[0].getType()).getElementType();
-  return elt.isF32() || elt.isF64();
+  return !blasGemmName("", matmul).empty();
 }
 
 namespace {
@@ -118,13 +116,15 @@ struct MatmulToGemmCall : OpConversionPattern<linalg::MatmulOp> {
     if (!isBlasMatmul(op))
       return failure();
     Location loc = op.getLoc();
-    Type elt = cast<MemRefType>(op.getOutputs()[0].getType()).getElementType();
-    std::string name = elt.isF32() ? "piper_k_gemm_f32" : "piper_k_gemm_f64";
+    std::string name = blasGemmName("piper_k_gemm_", op);
     SmallVector<Value> args;
     for (Value v : {adaptor.getInputs()[0], adaptor.getInputs()[1],
                     adaptor.getOutputs()[0]})
       args.push_back(memref::CastOp::create(
-          rewriter, loc, UnrankedMemRefType::get(elt, 0), v));
+          rewriter, loc,
+          UnrankedMemRefType::get(
+              cast<MemRefType>(v.getType()).getElementType(), 0),
+          v));
     auto module = op->getParentOfType<ModuleOp>();
     auto fn = module.lookupSymbol<func::FuncOp>(name);
     if (!fn) {
@@ -264,6 +264,7 @@ void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createExpandBF16Pass());
   pm.addPass(createConvertVectorToLLVMPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = true;

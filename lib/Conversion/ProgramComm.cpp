@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CommCalls.h"
+#include "KernelPatterns.h"
 #include "MeshGroups.h"
 #include "ProgramPatterns.h"
 
@@ -76,7 +77,9 @@ template <typename OpTy> struct TransferPattern : ProgramOpPattern<OpTy> {
       type = op.getValue().getType();
     else
       type = op.getResult().getType();
-    FailureOr<StringRef> suffix = commSuffix(op, type, /*allowInteger=*/true);
+    // bf16 activations travel as f32 (wireType), narrowed back on arrival.
+    RankedTensorType wire = wireType(type);
+    FailureOr<StringRef> suffix = commSuffix(op, wire, /*allowInteger=*/true);
     if (failed(suffix))
       return failure();
     Location loc = op.getLoc();
@@ -86,14 +89,17 @@ template <typename OpTy> struct TransferPattern : ProgramOpPattern<OpTy> {
       Value value = adaptor.getValue();
       if (lowering.shards.count(value))
         return op->emitError() << "cannot send a ZeRO shard between roles";
-      callShim(rewriter, loc, lowering.module,
-               ("piper_comm_send_" + *suffix).str(), {value}, {}, extra);
+      callShim(
+          rewriter, loc, lowering.module, ("piper_comm_send_" + *suffix).str(),
+          {castTensor(rewriter, loc, value, wire.getElementType())}, {}, extra);
       rewriter.eraseOp(op);
     } else {
       Value received =
           callShim(rewriter, loc, lowering.module,
-                   ("piper_comm_recv_" + *suffix).str(), {}, {type}, extra)
+                   ("piper_comm_recv_" + *suffix).str(), {}, {wire}, extra)
               .front();
+      received = castTensor(rewriter, loc, received,
+                            cast<RankedTensorType>(type).getElementType());
       lowering.replace(rewriter, op, received);
     }
     return success();

@@ -265,19 +265,21 @@ struct SumPattern : ProgramOpPattern<SumOp> {
       return success();
     }
     double scale = sum.getScale().convertToDouble();
-    Value total =
-        buildElementwise(rewriter, sum.getLoc(), values, type,
-                         [&](OpBuilder &b, Location loc, ValueRange elements) {
-                           Value acc = elements.front();
-                           for (Value v : elements.drop_front())
-                             acc = arith::AddFOp::create(b, loc, acc, v);
-                           if (scaled)
-                             acc = arith::MulFOp::create(
-                                 b, loc, acc,
-                                 arith::ConstantOp::create(
-                                     b, loc, b.getFloatAttr(element, scale)));
-                           return acc;
-                         });
+    // A bf16 sum accumulates in f32 and rounds once (computeWidened).
+    FloatType acc = accumulatorType(element);
+    Value total = buildElementwise(
+        rewriter, sum.getLoc(), values, type,
+        [&](OpBuilder &b, Location loc, ValueRange elements) {
+          return computeWidened(b, loc, elements, element, [&](ValueRange w) {
+            Value total = w.front();
+            for (Value v : w.drop_front())
+              total = arith::AddFOp::create(b, loc, total, v);
+            if (scaled)
+              total = arith::MulFOp::create(b, loc, total,
+                                            floatConstant(b, loc, acc, scale));
+            return total;
+          });
+        });
     lowering.replace(rewriter, sum, total);
     return success();
   }

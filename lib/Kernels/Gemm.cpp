@@ -14,14 +14,25 @@
 // per batch element. BLAS needs a unit stride in the minor dim; other
 // layouts (never produced by the lowering today) fall back to plain loops.
 //
+// piper_k_gemm_bf16 and piper_k_batch_gemm_bf16 take bf16 A and B and an f32
+// C: linalg.matmul with f32 accumulation, which is how the lowering builds a
+// bf16 GEMM (buildMatmul, buildBatchMatmul: the result is rounded to bf16
+// once, by the elementwise truncf that follows). Debian's OpenBLAS has no
+// sbgemm, so each batch element's A and B are widened (exactly) into dense
+// f32 scratch and multiplied by sgemm: the same products and f32 sums as an
+// f32 GEMM of the widened operands, at the cost of one pass over A and B
+// (O(mk + kn) next to the GEMM's O(mnk)).
+//
 //===----------------------------------------------------------------------===//
 
+#include "BF16.h"
 #include "MemRef.h"
 
 #include <cblas.h>
 #include <omp.h>
 
 #include <type_traits>
+#include <vector>
 
 using namespace piper::kernels;
 
@@ -105,6 +116,56 @@ void batchGemm(MemRef a, MemRef b, MemRef c, bool transA, bool transB) {
   }
 }
 
+/// Batch element `n` of the 3-D bf16 memref `m` (the whole of a 2-D one),
+/// dims as stored, widened into the dense row-major f32 `out`.
+void widen(const MemRef &m, int64_t n, std::vector<float> &out) {
+  int64_t d = m.rank - 2;
+  int64_t rows = m.sizes()[d], cols = m.sizes()[d + 1];
+  const BF16 *base = static_cast<const BF16 *>(m.aligned()) + m.offset() +
+                     (d ? n * m.strides()[0] : 0);
+  int64_t rs = m.strides()[d], cs = m.strides()[d + 1];
+  out.resize(rows * cols);
+  for (int64_t i = 0; i < rows; ++i) {
+    float *row = out.data() + i * cols;
+    const BF16 *in = base + i * rs;
+    if (cs == 1) // the lowering's layout: a loop the compiler vectorises
+      for (int64_t j = 0; j < cols; ++j)
+        row[j] = toFloat(in[j]);
+    else
+      for (int64_t j = 0; j < cols; ++j)
+        row[j] = toFloat(in[j * cs]);
+  }
+}
+
+/// C[n] += op(A[n]) op(B[n]) with bf16 A and B and an f32 C: sgemm on
+/// widened copies of A[n] and B[n].
+void batchGemmBF16(MemRef a, MemRef b, MemRef c, bool transA, bool transB) {
+  int d = c.rank - 2;
+  int64_t batch = d ? c.sizes()[0] : 1;
+  int64_t m = c.sizes()[d], n = c.sizes()[d + 1];
+  int64_t k = a.sizes()[d + (transA ? 0 : 1)];
+  if (batch == 0 || m == 0 || n == 0 || k == 0)
+    return;
+  std::vector<float> wa, wb;
+  int64_t lda = a.sizes()[d + 1], ldb = b.sizes()[d + 1];
+  for (int64_t i = 0; i < batch; ++i) {
+    widen(a, i, wa);
+    widen(b, i, wb);
+    auto C = Matrix<float>::of(c, i, false);
+    if (blasLayout(c, d)) {
+      blasGemm<float>(transA, transB, m, n, k, wa.data(), lda, wb.data(), ldb,
+                      C.base, C.rowStride);
+      continue;
+    }
+    Matrix<const float> A{wa.data(), lda, 1}, B{wb.data(), ldb, 1};
+    if (transA)
+      A = {wa.data(), 1, lda};
+    if (transB)
+      B = {wb.data(), 1, ldb};
+    gemmLoops<float>(A, B, C, m, n, k);
+  }
+}
+
 } // namespace
 
 #define MR(n) int64_t n##R, void *n##D
@@ -127,6 +188,15 @@ void piper_k_gemm_f64(MR(a), MR(b), MR(c)) {
 
 void piper_k_gemm_f32(MR(a), MR(b), MR(c)) {
   batchGemm<float>(M(a), M(b), M(c), false, false);
+}
+
+void piper_k_gemm_bf16(MR(a), MR(b), MR(c)) {
+  batchGemmBF16(M(a), M(b), M(c), false, false);
+}
+
+void piper_k_batch_gemm_bf16(MR(a), MR(b), MR(c), int64_t transA,
+                             int64_t transB) {
+  batchGemmBF16(M(a), M(b), M(c), transA, transB);
 }
 
 void piper_k_batch_gemm_f64(MR(a), MR(b), MR(c), int64_t transA,

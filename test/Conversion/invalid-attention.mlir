@@ -35,21 +35,3 @@ func.func @dynamic_attention_is_rejected(%q: tensor<?x2x6xf64>) -> tensor<?x2x6x
   %o = piper.attention %q, %q, %q {num_heads = 2 : i64} : tensor<?x2x6xf64>, tensor<?x2x6xf64>, tensor<?x2x6xf64> -> tensor<?x2x6xf64>
   return %o : tensor<?x2x6xf64>
 }
-
-// -----
-
-// One error for an unsupported element type, not a second one from the
-// kernel-call fallback.
-func.func @bf16_vjp_is_rejected_once(%q: tensor<1x2x6xbf16>) -> tensor<1x2x6xbf16> {
-  // expected-error@+1 {{element type 'bf16' is not supported by the native lowering (f32 and f64 are)}}
-  %a = piper.vjp "piper.attention" wrt [1] (%q, %q, %q) cotangents (%q) forward_attrs {num_heads = 2 : i64} : (tensor<1x2x6xbf16>, tensor<1x2x6xbf16>, tensor<1x2x6xbf16>), (tensor<1x2x6xbf16>) -> tensor<1x2x6xbf16>
-  return %a : tensor<1x2x6xbf16>
-}
-
-// -----
-
-func.func @bf16_attention_is_rejected_once(%q: tensor<1x2x6xbf16>) -> tensor<1x2x6xbf16> {
-  // expected-error@+1 {{element type 'bf16' is not supported by the native lowering (f32 and f64 are)}}
-  %o = piper.attention %q, %q, %q {num_heads = 2 : i64} : tensor<1x2x6xbf16>, tensor<1x2x6xbf16>, tensor<1x2x6xbf16> -> tensor<1x2x6xbf16>
-  return %o : tensor<1x2x6xbf16>
-}

@@ -10,11 +10,11 @@ func.func @integer_only_vjp_is_rejected(%x: tensor<4xi64>) -> tensor<4xi64> {
 
 // -----
 
-// The kernel library exists for f32 and f64.
-func.func @bf16_is_rejected(%x: tensor<2x2xbf16>) -> tensor<2x2xbf16> {
-  // expected-error@+1 {{element type 'bf16' is not supported by the native lowering (f32 and f64 are)}}
-  %y = piper.softmax %x : tensor<2x2xbf16>
-  return %y : tensor<2x2xbf16>
+// A cast's kernel is a loop over a static shape.
+func.func @dynamic_cast_is_rejected(%x: tensor<?x4xf32>) -> tensor<?x4xbf16> {
+  // expected-error@+1 {{the native lowering of a cast needs a static shape, not 'tensor<?x4xf32>'}}
+  %y = piper.cast %x : tensor<?x4xf32> -> tensor<?x4xbf16>
+  return %y : tensor<?x4xbf16>
 }
 
 // -----

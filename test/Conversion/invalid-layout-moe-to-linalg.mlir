@@ -62,13 +62,3 @@ func.func @dynamic_combine_is_rejected(%y: tensor<2x2x3xf64>, %w: tensor<?x1xf64
   %o = piper.combine %y, %w, %i : tensor<2x2x3xf64>, tensor<?x1xf64>, tensor<?x1xi64> -> tensor<?x3xf64>
   return %o : tensor<?x3xf64>
 }
-
-// -----
-
-// The element types of the native lowering (bf16 comes with mixed
-// precision).
-func.func @bf16_update_is_rejected(%p: tensor<4xbf16>) -> tensor<4xbf16> {
-  // expected-error@+1 {{element type 'bf16' is not supported by the native lowering (f32 and f64 are)}}
-  %n, %b = piper.sgd_update %p, %p, %p {lr = 1.0e-01 : f64} : tensor<4xbf16>
-  return %n : tensor<4xbf16>
-}

@@ -8,11 +8,3 @@ func.func @dynamic_batched_matmul_is_rejected(%a: tensor<?x4x5xf64>, %b: tensor<
   %c = piper.matmul %a, %b : tensor<?x4x5xf64>, tensor<?x5x3xf64> -> tensor<?x4x3xf64>
   return %c : tensor<?x4x3xf64>
 }
-
-// -----
-
-func.func @bf16_vector_linear_is_rejected(%x: tensor<5xbf16>, %w: tensor<5x3xbf16>) -> tensor<3xbf16> {
-  // expected-error@+1 {{element type 'bf16' is not supported by the native lowering (f32 and f64 are)}}
-  %y = piper.linear %x, %w : tensor<5xbf16>, tensor<5x3xbf16> -> tensor<3xbf16>
-  return %y : tensor<3xbf16>
-}

@@ -382,4 +382,31 @@ def ParallelToOpenMPPass
   ];
 }
 
+def ExpandBF16Pass : Pass<"piper-expand-bf16", "::mlir::ModuleOp"> {
+  let summary = "Emulate bf16 arithmetic in f32 and expand bf16 conversions "
+                "to integer code";
+  let description = [{
+    Runs in the LLVM lowering after vectorisation, on modules that hold bf16
+    values (others are left untouched). bf16 is a storage type on the host:
+    the kernels widen it, compute in f32 and round once. Any arith or vector
+    op left on bf16 is emulated in f32 (upstream
+    `arith-emulate-unsupported-floats`), any math op extended to f32
+    (`math-extend-to-supported-types`), and then every `arith.extf` and
+    `arith.truncf` between bf16 and f32 becomes integer code (upstream's
+    bf16 expansion: a shift to widen; round to nearest even, NaN kept, to
+    narrow), so the object needs no `__truncsfbf2` from the C runtime and
+    rounds exactly as the kernel library and the interpreter do.
+
+    Example: `%h = arith.truncf %x : f32 to bf16` becomes a bitcast to i32,
+    the rounding bias added, a shift right by 16, a truncation to i16 and a
+    bitcast to bf16 (with a select for NaN).
+
+    **Options:** none.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // PIPER_CONVERSION_PASSES_TD

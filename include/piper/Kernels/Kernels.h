@@ -31,7 +31,11 @@
 //                                     memrefs, then i64 transA, transB
 //                                     (op transposes when 1; BLAS per n)
 // where f32/f64 is the element type of the float tensors; integer tensors
-// (ids, labels) are always i64.
+// (ids, labels) are always i64. bf16 (bf16-mixed plans): piper_k_gemm_bf16
+// and piper_k_batch_gemm_bf16 take bf16 A and B and an f32 C (the operands
+// widened exactly, one sgemm: OpenBLAS has no sbgemm here), and
+// piper_k_vjp_<op>_<wrt>_bf16 take and return bf16 (f32 arithmetic, one
+// rounding to nearest even on the way out; BlasVjpBF16.cpp).
 //
 // Numerics: every NN kernel and VJP runs the f64 reference kernels
 // (piper/Reference/Kernels.h) and rounds once on the way out, so f64 plans
