@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Checkpointing.h"
 #include "Data.h"
 #include "Job.h"
 #include "Params.h"
@@ -153,7 +154,7 @@ bool threadCount(const std::optional<std::string> &flag, int &threads,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   std::optional<std::string> threadsFlag = takeThreadsFlag(argc, argv);
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &checkpointCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "piper-run: trains a model with a plan compiled by piper-compile, "
@@ -198,6 +199,19 @@ int main(int argc, char **argv) {
     args[arg.index].allocate(arg);
   if (!initParameters(manifest, coords, seed, args, error))
     return fail(error);
+  uint64_t runSeed = seed;
+  int64_t firstStep = 1;
+  Checkpointing checkpoints;
+  if (!checkpoints.begin(manifest, planDir, job, args, runSeed,
+                         seed.getNumOccurrences() > 0, dataFile, firstStep,
+                         error)) {
+    if (!checkpoints.commonError)
+      return fail(error);
+    if (job.rank == 0)
+      fail(error);
+    job.stop(error);
+    return 1;
+  }
   std::vector<HostTensor> results(manifest.results.size());
   for (int64_t j : role.outputs)
     results[j].allocate(manifest.results[j]);
@@ -209,14 +223,14 @@ int main(int argc, char **argv) {
     if (ec)
       return fail("cannot write " + logFile + ": " + ec.message());
   }
-  DataFeeder data(manifest, seed, batchReplica, batchReplicas);
+  DataFeeder data(manifest, runSeed, batchReplica, batchReplicas);
   if (!dataFile.empty() && !data.useCorpus(dataFile, error))
     return fail(error);
   bool showProgress = progress == cl::BOU_TRUE ||
                       (progress == cl::BOU_UNSET && isatty(STDERR_FILENO));
   double totalSeconds = 0;
   std::string rankStep;
-  for (int64_t s = 1; s <= steps; ++s) {
+  for (int64_t s = firstStep; s <= steps; ++s) {
     if (!data.feed(s, args, error))
       return fail(error);
     std::vector<void *> pointers;
@@ -279,7 +293,11 @@ int main(int argc, char **argv) {
       if (std::optional<int64_t> target = manifest.results[j].updates)
         std::memcpy(args[*target].data(), results[j].data(),
                     results[j].bytes());
+    if (!checkpoints.afterStep(s, steps, args, error))
+      return fail(rankStep + error);
   }
+  if (!checkpoints.finish(error))
+    return fail(error);
   if (bufferStatsFlag && job.rank == 0) {
     piper_plan_buffer_stats stats;
     piper_plan_session_buffer_stats(job.session, &stats);
