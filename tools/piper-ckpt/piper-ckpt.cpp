@@ -107,7 +107,7 @@ int inspect(const std::string &path) {
         }
     const plan::json::Value *roles = index.strategy.get("roles");
     const plan::json::Value *plan = index.strategy.get("plan");
-    std::printf("strategy: mesh %s, %zu roles, plan %s\n",
+    std::printf("strategy: mesh %s, %zu role(s), plan %s\n",
                 mesh.empty() ? "(one device)" : mesh.c_str(),
                 roles && roles->getArray() ? roles->getArray()->size() : 0,
                 plan && plan->getString() ? plan->getString()->c_str() : "?");
