@@ -84,6 +84,10 @@ bool piper::ckpt::findCheckpoint(const std::string &path, std::string &dir,
   if (best >= 0)
     return true;
   error = "no complete checkpoint in " + path;
+  for (size_t i = 0; i < partial.size(); ++i)
+    error += (i ? ", " : " (half-written: ") +
+             fs::path(partial[i].second).filename().string() +
+             (i + 1 == partial.size() ? ")" : "");
   return false;
 }
 
@@ -367,13 +371,18 @@ bool piper::ckpt::restore(const std::string &dir, const Index &index,
 void piper::ckpt::verify(const std::string &dir, const Index &index,
                          std::vector<std::string> &problems) {
   std::vector<char> buffer(8 << 20);
+  // A missing file is reported once, not once per piece it held.
+  std::map<std::string, bool> missing;
   for (const TensorEntry &t : index.tensors) {
     int64_t elements = 0;
     for (const Piece &p : t.pieces) {
       elements += p.region.numel();
       std::string error;
+      if (missing[p.file])
+        continue;
       int fd = openPiece(dir, t, p, error);
       if (fd < 0) {
+        missing[p.file] = !fs::exists(io::join(dir, p.file));
         problems.push_back(error);
         continue;
       }

@@ -84,6 +84,8 @@ std::string Region::str() const {
   };
   if (flat)
     return "flat [" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+  if (shape.empty())
+    return "scalar";
   return "box " + list(offset) + " + " + list(shape);
 }
 

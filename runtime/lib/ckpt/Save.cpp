@@ -362,7 +362,8 @@ bool Saver::afterStep(int64_t step, bool last,
     }
     if (!start(step, held, error))
       return false;
-    if (last && !finish(error))
+    // A synchronous save commits at once; the last one too.
+    if ((last || !options.overlap) && !finish(error))
       return false;
   }
   loopSeconds += now() - t0;
