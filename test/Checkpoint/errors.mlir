@@ -12,11 +12,11 @@
 // RUN: piper-gen --model=mlp --config=tiny-mlp --dtype=f64 --mesh=dp=1 --batch=2 --hidden=64 -o %t/wide.mlir
 // RUN: piper-compile %t/wide.mlir -o %t/wide.plan
 // RUN: not piper-run %t/wide.plan --steps=3 --resume=%t/c 2>&1 | FileCheck %s --check-prefix=SHAPE
-// SHAPE: piper-run: checkpoint {{.*}}c/step-00000002: tensor 'head.weight' has shape [32, 8], the plan's is [64, 8]
+// SHAPE: piper-run: checkpoint {{.*}}c/step-00000002: tensor 'layers.0.weight' has shape [16, 32], the plan's is [16, 64]
 // RUN: piper-gen --model=mlp --config=tiny-mlp --dtype=f32 --mesh=dp=1 --batch=2 -o %t/f32.mlir
 // RUN: piper-compile %t/f32.mlir -o %t/f32.plan
 // RUN: not piper-run %t/f32.plan --steps=3 --resume=%t/c 2>&1 | FileCheck %s --check-prefix=DTYPE
-// DTYPE: piper-run: checkpoint {{.*}}c/step-00000002: tensor 'head.bias' is f64, the plan's is f32
+// DTYPE: piper-run: checkpoint {{.*}}c/step-00000002: tensor 'layers.0.weight' is f64, the plan's is f32
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --mesh=dp=1 --batch=2 -o %t/gpt.mlir
 // RUN: piper-compile %t/gpt.mlir -o %t/gpt.plan
 // RUN: not piper-run %t/gpt.plan --steps=3 --resume=%t/c/step-00000002 2>&1 | FileCheck %s --check-prefix=NAMES

@@ -141,11 +141,15 @@ bool isFloat(plan::DType d) {
 bool piper::ckpt::checkModel(const Index &index,
                              const plan::Manifest &manifest, bool weightsOnly,
                              const std::string &what, std::string &error) {
+  // In the plan's argument order: the first difference is reported.
   std::map<std::string, const plan::Tensor *> planned;
+  std::vector<std::pair<std::string, const plan::Tensor *>> order;
   for (const plan::Tensor &arg : manifest.arguments)
-    if (isSaved(arg) && (!weightsOnly || arg.kind == "param"))
+    if (isSaved(arg) && (!weightsOnly || arg.kind == "param")) {
       planned[logicalName(arg)] = &arg;
-  for (const auto &[name, arg] : planned) {
+      order.push_back({logicalName(arg), &arg});
+    }
+  for (const auto &[name, arg] : order) {
     const TensorEntry *t = index.find(name);
     if (!t) {
       error = what + " has no tensor '" + name +
