@@ -209,8 +209,8 @@ struct SaveOptions {
   /// newest `keep` checkpoints (0: all).
   int64_t every = 0, keep = 0;
   /// Write on a background thread: the next step starts while the disk
-  /// works; the save commits at the first step boundary where every rank's
-  /// files are on disk (or before the next save, or at the end).
+  /// works, and the save commits at the end of that step (waiting there for
+  /// the disk if the write takes longer than the step).
   bool overlap = true;
   /// Testing: this rank dies (SIGKILL) at `killPoint` of the save of step
   /// `killStep`: "write" (mid-file), "commit" (files on disk, no index).
@@ -228,8 +228,8 @@ public:
   ~Saver();
 
   /// At the end of step `step` (`held[i]`: this rank's storage of argument
-  /// i, current): commits a finished save, and starts one when due (every
-  /// `every` steps, and at `last`).
+  /// i, current): commits the save of the step before, and starts one when
+  /// due (every `every` steps, and at `last`, which commits at once).
   bool afterStep(int64_t step, bool last, const std::vector<const void *> &held,
                  std::string &error);
   /// Waits for and commits the save in flight.

@@ -9,9 +9,9 @@
 // A save is two phases. At the step boundary, every rank copies the pieces
 // it writes (planPieces) into one buffer, a memcpy of what it holds, and a
 // writer thread writes them to DIR/step-N.tmp/rank-R.safetensors, computes
-// their CRCs and fsyncs, while the next steps run. At a later boundary,
-// once every rank's file is on disk (they agree through rank 0), rank 0
-// gathers the CRCs, writes index.json (write, fsync, rename), renames the
+// their CRCs and fsyncs, while the next step runs. At the end of that step
+// every rank waits for its writer (usually done by then), the ranks agree
+// through rank 0 that every file is on disk, and rank 0 gathers the CRCs, writes index.json (write, fsync, rename), renames the
 // directory to step-N and fsyncs DIR: the commit. A crash before the
 // rename leaves step-N.tmp, which a resume ignores. Rank 0 then deletes all
 // but the newest `keep` checkpoints.
@@ -347,19 +347,14 @@ bool Saver::afterStep(int64_t step, bool last,
                       const std::vector<const void *> &held,
                       std::string &error) {
   double t0 = now();
-  bool all = false;
-  if (pending && (!allDone(pending->done, all, error) ||
-                  (all && !commit(error))))
+  // A save overlaps the one step after it, and commits at that step's end
+  // (waiting for the disk only if the write outlasts the step): so a crash
+  // loses at most one interval and one step, and the commit point does not
+  // depend on timing.
+  if (pending && !finish(error))
     return false;
   bool due = last || (options.every > 0 && step % options.every == 0);
   if (due) {
-    // One save in flight at a time: the next waits for the previous.
-    if (pending) {
-      if (pending->writer.joinable())
-        pending->writer.join();
-      if (!allDone(true, all, error) || !commit(error))
-        return false;
-    }
     if (!start(step, held, error))
       return false;
     // A synchronous save commits at once; the last one too.
