@@ -10,6 +10,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
+#include <cstdio>
 #include <sys/stat.h>
 
 using namespace piper;
@@ -54,6 +56,12 @@ cl::opt<std::string> initFrom(
              "named as the model's parameters (piper-ckpt consolidate); "
              "optimizer state starts at zero"),
     cl::value_desc("file"), cl::cat(checkpointCategory()));
+cl::opt<bool> ckptStats(
+    "ckpt-stats",
+    cl::desc("At the end, print per rank the bytes saved and restored, the "
+             "seconds the writer and the reads took, and the seconds the "
+             "step loop spent on saves (stderr)"),
+    cl::init(false), cl::cat(checkpointCategory()));
 // Crash tests: a rank that dies part way through a save.
 cl::opt<int> killSaveRank("kill-save-rank", cl::init(-1), cl::Hidden,
                           cl::desc("Testing: this rank dies during a save"),
@@ -131,6 +139,16 @@ bool Checkpointing::begin(const plan::Manifest &manifest,
   for (int64_t i : role->inputs)
     held[i] = args[i].data();
   plan::Coords coords = manifest.mesh.coords(rank);
+  auto start = std::chrono::steady_clock::now();
+  // What this rank reads: its region of every saved tensor it holds.
+  for (int64_t i : role->inputs)
+    if (ckpt::isSaved(manifest.arguments[i]) &&
+        (initFrom.empty() || manifest.arguments[i].kind == "param"))
+      readBytes += ckpt::regionOf(manifest.arguments[i], manifest.mesh, coords)
+                       .numel() *
+                   int64_t(manifest.arguments[i].elementSize());
+  if (resumeFrom.empty() && initFrom.empty())
+    readBytes = 0;
   if (!resumeFrom.empty()) {
     std::string dir;
     std::vector<std::string> notes;
@@ -170,6 +188,9 @@ bool Checkpointing::begin(const plan::Manifest &manifest,
     if (!ckpt::restore("", index, manifest, coords, *role, held, true, error))
       return false;
   }
+  readSeconds = std::chrono::duration<double>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
   commonError = true;
   if (saveDir.empty())
     return true;
@@ -219,7 +240,20 @@ bool Checkpointing::afterStep(int64_t step, int64_t lastStep,
 }
 
 bool Checkpointing::finish(std::string &error) {
-  return !saver || saver->finish(error);
+  if (saver && !saver->finish(error))
+    return false;
+  if (!ckptStats)
+    return true;
+  char line[320];
+  std::snprintf(line, sizeof(line),
+                "piper-run: rank %d: restored %lld bytes in %.6f s; saved "
+                "%lld bytes, writer %.6f s, step loop %.6f s\n",
+                rank, static_cast<long long>(readBytes), readSeconds,
+                static_cast<long long>(saver ? saver->bytesWritten : 0),
+                saver ? saver->writeSeconds : 0.0,
+                saver ? saver->loopSeconds : 0.0);
+  llvm::errs() << line;
+  return true;
 }
 
 Checkpointing::~Checkpointing() = default;

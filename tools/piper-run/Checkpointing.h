@@ -48,12 +48,14 @@ public:
   /// After step `step` (of `lastStep`) has updated `args`.
   bool afterStep(int64_t step, int64_t lastStep, std::vector<HostTensor> &args,
                  std::string &error);
-  /// Commits the save in flight, if any.
+  /// Commits the save in flight, if any; prints --ckpt-stats.
   bool finish(std::string &error);
   ~Checkpointing();
 
 private:
   std::unique_ptr<ckpt::Saver> saver;
+  int64_t readBytes = 0;
+  double readSeconds = 0;
   const plan::Role *role = nullptr;
   int rank = 0;
 };

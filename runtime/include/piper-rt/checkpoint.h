@@ -245,7 +245,7 @@ private:
   bool start(int64_t step, const std::vector<const void *> &held,
              std::string &error);
   bool commit(std::string &error);
-  bool allDone(bool mine, bool &all, std::string &error);
+  bool allWritten(std::string &error);
   void prune();
 
   const plan::Manifest &manifest;

@@ -21,7 +21,6 @@
 #include "FileIO.h"
 #include "piper-rt/checkpoint.h"
 
-#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -99,7 +98,6 @@ struct Saver::Pending {
   std::vector<char> snapshot;
   std::vector<int64_t> crcs;
   std::thread writer;
-  std::atomic<bool> done{false};
   std::string error;
   double seconds = 0;
 };
@@ -191,7 +189,6 @@ bool Saver::start(int64_t step, const std::vector<const void *> &held,
         q.error = "--save: cannot write " + path + ": " + io::lastError();
     }
     q.seconds = now() - t0;
-    q.done = true;
   };
   pending = std::move(p);
   if (options.overlap)
@@ -201,10 +198,11 @@ bool Saver::start(int64_t step, const std::vector<const void *> &held,
   return true;
 }
 
-// Flags: 0 still writing, 1 written, 2 failed. Rank 0 combines and sends
-// the verdict back, so every rank takes the same branch.
-bool Saver::allDone(bool mine, bool &all, std::string &error) {
-  int64_t flag = !mine ? 0 : pending->error.empty() ? 1 : 2;
+// Every rank's writer has finished; flags: 1 written, 2 failed. Rank 0
+// combines them and sends the verdict back, so every rank takes the same
+// branch.
+bool Saver::allWritten(std::string &error) {
+  int64_t flag = pending->error.empty() ? 1 : 2;
   if (comm.size > 1) {
     int64_t verdict = flag;
     for (int r = 1; r < comm.size; ++r) {
@@ -212,9 +210,7 @@ bool Saver::allDone(bool mine, bool &all, std::string &error) {
       if (!comm.move(&theirs, 1, r, 0, error))
         return false;
       if (comm.rank == 0)
-        verdict = verdict == 2 || theirs == 2   ? 2
-                  : verdict == 0 || theirs == 0 ? 0
-                                                : 1;
+        verdict = std::max(verdict, theirs);
     }
     for (int r = 1; r < comm.size; ++r) {
       int64_t v = verdict;
@@ -225,14 +221,12 @@ bool Saver::allDone(bool mine, bool &all, std::string &error) {
     }
     flag = verdict;
   }
-  if (flag == 2) {
-    error = !pending->error.empty()
-                ? pending->error
-                : "--save: another rank could not write its checkpoint file";
-    return false;
-  }
-  all = flag == 1;
-  return true;
+  if (flag == 1)
+    return true;
+  error = !pending->error.empty()
+              ? pending->error
+              : "--save: another rank could not write its checkpoint file";
+  return false;
 }
 
 bool Saver::commit(std::string &error) {
@@ -370,6 +364,5 @@ bool Saver::finish(std::string &error) {
     return true;
   if (pending->writer.joinable())
     pending->writer.join();
-  bool all = false;
-  return allDone(true, all, error) && commit(error);
+  return allWritten(error) && commit(error);
 }
