@@ -65,7 +65,7 @@ grep 'piper-run: rank' "$DIR/save-every-step-sync.err" | sed 's/^/  sync:    /'
 echo "== save (per rank, writer thread: CRC + write + fsync)"
 awk '/piper-run: rank/ {
   for (i = 1; i <= NF; ++i) { if ($i == "saved") b = $(i+1); if ($i == "writer") w = $(i+1) }
-  printf "  %s %s: %.1f MB/s (%d bytes in %.3f s, %d saves)\n", $2, $3, b / w / 1e6, b, w, '"$STEPS"'
+  printf "  %s %s %.1f MB/s (%d bytes in %.3f s, %d saves)\n", $2, $3, b / w / 1e6, b, w, '"$STEPS"'
 }' "$DIR/save-every-step-sync.err"
 CKPT_BYTES=$(awk '/piper-run: rank 0/ {for (i = 1; i <= NF; ++i) if ($i == "saved") print $(i+1)}' "$DIR/save-every-step-sync.err")
 PER_SAVE=$((CKPT_BYTES / STEPS))

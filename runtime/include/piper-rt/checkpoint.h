@@ -303,6 +303,24 @@ void verify(const std::string &dir, const Index &index,
 bool consolidate(const std::string &dir, const Index &index,
                  const std::string &out, bool paramsOnly, std::string &error);
 
+//===----------------------------------------------------------------------===//
+// Changing the layout in memory
+//===----------------------------------------------------------------------===//
+
+/// Moves the live parameters and optimizer state from plan `from`'s layout
+/// (`fromHeld[i]`: this rank's storage of `from`'s argument i) to plan `to`'s
+/// (`toHeld`, zeroed, for the arguments this rank's new role reads), over
+/// `comm`, without the disk: what a save under `from` and a resume under
+/// `to` would do. Both plans run on the same ranks. Collective: every rank
+/// calls it.
+bool redistribute(const plan::Manifest &from,
+                  const std::vector<const plan::Role *> &fromRoles,
+                  const std::vector<const void *> &fromHeld,
+                  const plan::Manifest &to,
+                  const std::vector<const plan::Role *> &toRoles,
+                  const std::vector<void *> &toHeld, const Comm &comm,
+                  std::string &error);
+
 } // namespace piper::ckpt
 
 #endif // PIPER_RT_CHECKPOINT_H

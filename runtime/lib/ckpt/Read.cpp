@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FileIO.h"
+#include "Overlap.h"
 #include "piper-rt/checkpoint.h"
 
 #include <algorithm>
@@ -182,52 +183,6 @@ bool piper::ckpt::checkModel(const Index &index,
 }
 
 namespace {
-
-/// Runs with the local (stored) offset of their first element.
-struct Run {
-  int64_t global, length, local;
-};
-
-std::vector<Run> localRuns(const Region &r, const std::vector<int64_t> &shape) {
-  std::vector<Run> out;
-  int64_t local = 0;
-  for (auto [start, length] : r.runs(shape)) {
-    out.push_back({start, length, local});
-    local += length;
-  }
-  return out;
-}
-
-/// One overlap: `length` elements at `src` of the piece and `dst` of the
-/// destination (local element offsets).
-struct Copy {
-  int64_t src, dst, length;
-};
-
-/// The overlaps of two sorted run lists, merged where both sides continue.
-std::vector<Copy> overlaps(const std::vector<Run> &piece,
-                           const std::vector<Run> &dest) {
-  std::vector<Copy> out;
-  size_t i = 0, j = 0;
-  while (i < piece.size() && j < dest.size()) {
-    const Run &a = piece[i], &b = dest[j];
-    int64_t lo = std::max(a.global, b.global);
-    int64_t hi = std::min(a.global + a.length, b.global + b.length);
-    if (lo < hi) {
-      Copy c{a.local + (lo - a.global), b.local + (lo - b.global), hi - lo};
-      if (!out.empty() && out.back().src + out.back().length == c.src &&
-          out.back().dst + out.back().length == c.dst)
-        out.back().length += c.length;
-      else
-        out.push_back(c);
-    }
-    if (a.global + a.length <= b.global + b.length)
-      ++i;
-    else
-      ++j;
-  }
-  return out;
-}
 
 std::string hex(int64_t crc) {
   char s[16];
