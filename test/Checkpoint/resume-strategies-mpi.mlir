@@ -73,6 +73,22 @@
 // RUN: %numdiff --rel=1e-12 --abs=1e-14 %t/p5.full.params %t/p5.params
 // RUN: FileCheck %s --input-file=%t/p5.txt
 
+// Pair 6, GPT on a text (--data): serial -> DP2 ZeRO-2, global batch 4;
+// the corpus windows continue at step 4. Without --data the resume refuses.
+// RUN: echo '{"mesh": "mesh", "directives": [{"replicate": {"filter": {}, "devices": ["dp"], "zero": 2}}]}' > %t/dp-z2.json
+// RUN: piper-gen --model=gpt --config=tiny-gpt --vocab=256 --seq=16 --dtype=f64 --mesh=dp=1 --batch=4 -o %t/text.mlir
+// RUN: piper-compile %t/text.mlir -o %t/text.serial.plan
+// RUN: piper-gen --model=gpt --config=tiny-gpt --vocab=256 --seq=16 --dtype=f64 --mesh=dp=2 --batch=2 -o %t/text.dp2.mlir
+// RUN: piper-compile %t/text.dp2.mlir --directives=%t/dp-z2.json -o %t/text.dp2.plan
+// RUN: piper-run %t/text.serial.plan --steps=6 --data=%piper_src_root/data/corpus/sonnets.txt --params-out=%t/p6.full.params > %t/p6.full.txt
+// RUN: piper-run %t/text.serial.plan --steps=3 --data=%piper_src_root/data/corpus/sonnets.txt --save=%t/p6.ckpt > %t/p6.txt
+// RUN: %mpiexec -np 2 piper-run %t/text.dp2.plan --steps=6 --data=%piper_src_root/data/corpus/sonnets.txt --resume=%t/p6.ckpt --params-out=%t/p6.params >> %t/p6.txt
+// RUN: %numdiff --rel=1e-12 --abs=1e-14 %t/p6.full.txt %t/p6.txt
+// RUN: %numdiff --rel=1e-12 --abs=1e-14 %t/p6.full.params %t/p6.params
+// RUN: FileCheck %s --input-file=%t/p6.txt
+// RUN: not piper-run %t/text.serial.plan --steps=6 --resume=%t/p6.ckpt 2>&1 | FileCheck %s --check-prefix=DATA
+// DATA: piper-run: --resume: the checkpoint was trained on --data=sonnets.txt; pass it again
+
 // Steps 1-3 come from the first run, 4-6 from the resumed one.
 // CHECK: step 1 loss
 // CHECK: step 3 loss

@@ -90,14 +90,13 @@ int inspect(const std::string &path) {
     std::printf("safetensors %s\n", path.c_str());
   } else {
     std::printf("checkpoint %s\n", dir.c_str());
-    std::printf("step %lld, seed %llu, data %s\n",
-                static_cast<long long>(index.step),
-                static_cast<unsigned long long>(index.seed),
-                index.data.c_str());
+    std::printf(
+        "step %lld, seed %llu, data %s\n", static_cast<long long>(index.step),
+        static_cast<unsigned long long>(index.seed), index.data.c_str());
     std::string mesh;
     if (const plan::json::Value *m = index.strategy.get("mesh"))
-      if (const plan::json::Value *axes = m->get("axes"); axes &&
-                                                          axes->getArray())
+      if (const plan::json::Value *axes = m->get("axes");
+          axes && axes->getArray())
         for (const plan::json::Value &a : *axes->getArray()) {
           int64_t size = 0;
           const plan::json::Value *name = a.get("name"), *sz = a.get("size");

@@ -90,11 +90,12 @@ bool checkData(const ckpt::Index &index, const plan::Manifest &manifest,
                const std::string &dataFile, int rank, std::string &error) {
   std::string source = dataFile.empty() ? "synthetic" : baseName(dataFile);
   if (source != index.data) {
-    error = index.data == "synthetic"
-                ? "--resume: the checkpoint was trained on synthetic data, "
-                  "not --data"
-                : "--resume: the checkpoint was trained on --data=" +
-                      index.data + "; pass it again";
+    error =
+        index.data == "synthetic"
+            ? "--resume: the checkpoint was trained on synthetic data, "
+              "not --data"
+            : "--resume: the checkpoint was trained on --data=" + index.data +
+                  "; pass it again";
     return false;
   }
   if (!dataFile.empty() && fileBytes(dataFile) != index.dataBytes) {
@@ -144,9 +145,9 @@ bool Checkpointing::begin(const plan::Manifest &manifest,
   for (int64_t i : role->inputs)
     if (ckpt::isSaved(manifest.arguments[i]) &&
         (initFrom.empty() || manifest.arguments[i].kind == "param"))
-      readBytes += ckpt::regionOf(manifest.arguments[i], manifest.mesh, coords)
-                       .numel() *
-                   int64_t(manifest.arguments[i].elementSize());
+      readBytes +=
+          ckpt::regionOf(manifest.arguments[i], manifest.mesh, coords).numel() *
+          int64_t(manifest.arguments[i].elementSize());
   if (resumeFrom.empty() && initFrom.empty())
     readBytes = 0;
   if (!resumeFrom.empty()) {
@@ -155,8 +156,7 @@ bool Checkpointing::begin(const plan::Manifest &manifest,
     ckpt::Index index;
     if (!ckpt::findCheckpoint(resumeFrom, dir, notes, error) ||
         !ckpt::loadIndex(dir, index, error) ||
-        !ckpt::checkModel(index, manifest, false, "checkpoint " + dir,
-                          error) ||
+        !ckpt::checkModel(index, manifest, false, "checkpoint " + dir, error) ||
         !checkData(index, manifest, dataFile, rank, error))
       return false;
     if (seedGiven && seed != index.seed) {
@@ -166,8 +166,7 @@ bool Checkpointing::begin(const plan::Manifest &manifest,
     }
     // Past here, errors concern the pieces this rank reads.
     commonError = false;
-    if (!ckpt::restore(dir, index, manifest, coords, *role, held, false,
-                       error))
+    if (!ckpt::restore(dir, index, manifest, coords, *role, held, false, error))
       return false;
     seed = index.seed;
     firstStep = index.step + 1;
@@ -188,9 +187,9 @@ bool Checkpointing::begin(const plan::Manifest &manifest,
     if (!ckpt::restore("", index, manifest, coords, *role, held, true, error))
       return false;
   }
-  readSeconds = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
+  readSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   commonError = true;
   if (saveDir.empty())
     return true;
@@ -222,9 +221,9 @@ bool Checkpointing::begin(const plan::Manifest &manifest,
   }
   metadata.globalData = ckpt::globalDataShapes(manifest);
   metadata.strategy = ckpt::describeStrategy(manifest, planDir);
-  saver = std::make_unique<ckpt::Saver>(manifest, job.roleOf, std::move(comm),
-                                        std::move(options),
-                                        std::move(metadata));
+  saver =
+      std::make_unique<ckpt::Saver>(manifest, job.roleOf, std::move(comm),
+                                    std::move(options), std::move(metadata));
   return true;
 }
 

@@ -1,4 +1,5 @@
-//===- checkpoint.h - Sharded checkpoints of a running plan ------*- C++ -*-===//
+//===- checkpoint.h - Sharded checkpoints of a running plan ------*- C++
+//-*-===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -161,9 +162,9 @@ struct StEntry {
 const char *stDTypeName(plan::DType dtype);
 /// The 8-byte length and JSON header of a file holding `entries` (their
 /// begin/end relative to the data), padded so the data starts 8-aligned.
-std::string stHeader(const std::vector<StEntry> &entries,
-                     const std::vector<std::pair<std::string, std::string>>
-                         &metadata);
+std::string
+stHeader(const std::vector<StEntry> &entries,
+         const std::vector<std::pair<std::string, std::string>> &metadata);
 /// Reads a safetensors file's header: entries with absolute offsets.
 bool stReadHeader(const std::string &path, std::vector<StEntry> &entries,
                   std::string &error);

@@ -75,8 +75,8 @@ struct Reader {
   bool get(const Value &o, const std::string &path, const char *key,
            int64_t &out) {
     const Value *v = member(o, path, key);
-    return v && (v->getInteger(out) ||
-                 fail(path + "." + key, "expected integer"));
+    return v &&
+           (v->getInteger(out) || fail(path + "." + key, "expected integer"));
   }
   bool get(const Value &o, const std::string &path, const char *key,
            std::string &out) {
@@ -159,10 +159,10 @@ struct Reader {
       if (!piece((*pieces)[i], at, t.pieces[i]))
         return false;
       const Region &r = t.pieces[i].region;
-      bool fits = r.flat ? 0 <= r.begin && r.begin <= r.end &&
-                               r.end <= t.numel()
-                         : r.offset.size() == t.shape.size() &&
-                               r.shape.size() == t.shape.size();
+      bool fits = r.flat
+                      ? 0 <= r.begin && r.begin <= r.end && r.end <= t.numel()
+                      : r.offset.size() == t.shape.size() &&
+                            r.shape.size() == t.shape.size();
       for (size_t d = 0; fits && !r.flat && d < t.shape.size(); ++d)
         fits = r.offset[d] >= 0 && r.shape[d] >= 0 &&
                r.offset[d] + r.shape[d] <= t.shape[d];
@@ -276,10 +276,10 @@ Value piper::ckpt::describeStrategy(const plan::Manifest &manifest,
       coords.push_back({axis, at});
     roles.push_back(Object{{"program", role.program}, {"role", coords}});
   }
-  return Object{{"plan", planDir},
-                {"source", manifest.source},
-                {"mesh", Object{{"name", manifest.mesh.name},
-                                {"axes", std::move(axes)}}},
-                {"batch_axes", std::move(batch)},
-                {"roles", std::move(roles)}};
+  return Object{
+      {"plan", planDir},
+      {"source", manifest.source},
+      {"mesh", Object{{"name", manifest.mesh.name}, {"axes", std::move(axes)}}},
+      {"batch_axes", std::move(batch)},
+      {"roles", std::move(roles)}};
 }

@@ -27,7 +27,8 @@ struct Run {
   int64_t global, length, local;
 };
 
-inline std::vector<Run> localRuns(const Region &r, const std::vector<int64_t> &shape) {
+inline std::vector<Run> localRuns(const Region &r,
+                                  const std::vector<int64_t> &shape) {
   std::vector<Run> out;
   int64_t local = 0;
   for (auto [start, length] : r.runs(shape)) {
@@ -45,7 +46,7 @@ struct Copy {
 
 /// The overlaps of two sorted run lists, merged where both sides continue.
 inline std::vector<Copy> overlaps(const std::vector<Run> &piece,
-                           const std::vector<Run> &dest) {
+                                  const std::vector<Run> &dest) {
   std::vector<Copy> out;
   size_t i = 0, j = 0;
   while (i < piece.size() && j < dest.size()) {

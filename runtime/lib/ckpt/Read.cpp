@@ -139,9 +139,9 @@ bool isFloat(plan::DType d) {
 
 } // namespace
 
-bool piper::ckpt::checkModel(const Index &index,
-                             const plan::Manifest &manifest, bool weightsOnly,
-                             const std::string &what, std::string &error) {
+bool piper::ckpt::checkModel(const Index &index, const plan::Manifest &manifest,
+                             bool weightsOnly, const std::string &what,
+                             std::string &error) {
   // In the plan's argument order: the first difference is reported.
   std::map<std::string, const plan::Tensor *> planned;
   std::vector<std::pair<std::string, const plan::Tensor *>> order;
@@ -158,16 +158,14 @@ bool piper::ckpt::checkModel(const Index &index,
       return false;
     }
     if (t->shape != arg->shape) {
-      error = what + ": tensor '" + name + "' has shape " +
-              shapeStr(t->shape) + ", the plan's is " + shapeStr(arg->shape);
+      error = what + ": tensor '" + name + "' has shape " + shapeStr(t->shape) +
+              ", the plan's is " + shapeStr(arg->shape);
       return false;
     }
-    bool convertible =
-        weightsOnly && isFloat(t->dtype) && isFloat(arg->dtype);
+    bool convertible = weightsOnly && isFloat(t->dtype) && isFloat(arg->dtype);
     if (t->dtype != arg->dtype && !convertible) {
-      error = what + ": tensor '" + name + "' is " +
-              plan::dtypeName(t->dtype) + ", the plan's is " +
-              plan::dtypeName(arg->dtype);
+      error = what + ": tensor '" + name + "' is " + plan::dtypeName(t->dtype) +
+              ", the plan's is " + plan::dtypeName(arg->dtype);
       return false;
     }
   }
@@ -229,8 +227,7 @@ bool piper::ckpt::readRegion(const std::string &dir, const TensorEntry &entry,
   char *bytes = static_cast<char *>(out);
   int64_t covered = 0;
   for (const Piece &p : entry.pieces) {
-    std::vector<Copy> copies =
-        overlaps(localRuns(p.region, entry.shape), dest);
+    std::vector<Copy> copies = overlaps(localRuns(p.region, entry.shape), dest);
     if (copies.empty())
       continue;
     int fd = openPiece(dir, entry, p, error);
@@ -391,8 +388,8 @@ bool piper::ckpt::consolidate(const std::string &dir, const Index &index,
     Region whole;
     whole.offset.assign(t.shape.size(), 0);
     whole.shape = t.shape;
-    std::vector<char> data(static_cast<size_t>(entries[k].end -
-                                               entries[k].begin));
+    std::vector<char> data(
+        static_cast<size_t>(entries[k].end - entries[k].begin));
     if (!readRegion(dir, t, whole, data.data(), error)) {
       ::close(fd);
       ::unlink(tmp.c_str());

@@ -11,21 +11,21 @@
 // writer thread writes them to DIR/step-N.tmp/rank-R.safetensors, computes
 // their CRCs and fsyncs, while the next step runs. At the end of that step
 // every rank waits for its writer (usually done by then), the ranks agree
-// through rank 0 that every file is on disk, and rank 0 gathers the CRCs, writes index.json (write, fsync, rename), renames the
-// directory to step-N and fsyncs DIR: the commit. A crash before the
-// rename leaves step-N.tmp, which a resume ignores. Rank 0 then deletes all
-// but the newest `keep` checkpoints.
+// through rank 0 that every file is on disk, and rank 0 gathers the CRCs,
+// writes index.json (write, fsync, rename), renames the directory to step-N and
+// fsyncs DIR: the commit. A crash before the rename leaves step-N.tmp, which a
+// resume ignores. Rank 0 then deletes all but the newest `keep` checkpoints.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FileIO.h"
 #include "piper-rt/checkpoint.h"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <algorithm>
 #include <map>
 #include <thread>
 
@@ -37,8 +37,8 @@ bool io::writeFileAtomic(const std::string &dir, const std::string &name,
                          const std::string &text, std::string &error) {
   std::string path = join(dir, name), tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
-  bool ok = fd >= 0 && writeAll(fd, text.data(), text.size()) &&
-            ::fsync(fd) == 0;
+  bool ok =
+      fd >= 0 && writeAll(fd, text.data(), text.size()) && ::fsync(fd) == 0;
   if (fd >= 0)
     ok = ::close(fd) == 0 && ok;
   ok = ok && ::rename(tmp.c_str(), path.c_str()) == 0 && syncDir(dir);
@@ -117,8 +117,7 @@ Saver::~Saver() {
 namespace {
 
 /// Testing (--kill-save-*): this rank dies here, as a crash would.
-void maybeDie(const SaveOptions &o, int rank, int64_t step,
-              const char *point) {
+void maybeDie(const SaveOptions &o, int rank, int64_t step, const char *point) {
   if (o.killRank != rank || o.killStep != step || o.killPoint != point)
     return;
   std::string line = "piper-run: rank " + std::to_string(rank) +
@@ -286,16 +285,15 @@ bool Saver::commit(std::string &error) {
       index.tensors[entryOf[piece.arg]].pieces.push_back(std::move(out));
     }
     std::error_code ec;
-    bool done =
-        io::writeFileAtomic(p.tmpDir, kIndexFile, writeIndex(index),
-                            commitError);
+    bool done = io::writeFileAtomic(p.tmpDir, kIndexFile, writeIndex(index),
+                                    commitError);
     if (done && fs::exists(p.finalDir))
       fs::remove_all(p.finalDir, ec);
     done = done && ::rename(p.tmpDir.c_str(), p.finalDir.c_str()) == 0 &&
            io::syncDir(options.dir);
     if (!done && commitError.empty())
-      commitError = "--save: cannot commit " + p.finalDir + ": " +
-                    io::lastError();
+      commitError =
+          "--save: cannot commit " + p.finalDir + ": " + io::lastError();
     ok = done;
     if (done)
       prune();

@@ -156,8 +156,7 @@ TEST(Checkpoint, IndexRoundTrip) {
   index.tensors.push_back(t);
   Index back;
   std::string error;
-  ASSERT_TRUE(readIndex(writeIndex(index), "index.json", back, error))
-      << error;
+  ASSERT_TRUE(readIndex(writeIndex(index), "index.json", back, error)) << error;
   EXPECT_EQ(back.step, 7);
   EXPECT_EQ(back.seed, 3u);
   EXPECT_EQ(back.globalData, index.globalData);
