@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Checkpointing.h"
 #include "Data.h"
 #include "Job.h"
 #include "Params.h"
@@ -181,7 +182,7 @@ bool threadCount(const std::optional<std::string> &flag, int &threads,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   std::optional<std::string> threadsFlag = takeThreadsFlag(argc, argv);
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &checkpointCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "piper-run: trains a model with a plan compiled by piper-compile, "
@@ -238,6 +239,19 @@ int main(int argc, char **argv) {
     args[arg.index].allocate(arg);
   if (!initParameters(manifest, coords, seed, args, error))
     return fail(error);
+  uint64_t runSeed = seed;
+  int64_t firstStep = 1;
+  Checkpointing checkpoints;
+  if (!checkpoints.begin(manifest, planDir, job, args, runSeed,
+                         seed.getNumOccurrences() > 0, dataFile, firstStep,
+                         error)) {
+    if (!checkpoints.commonError)
+      return fail(error);
+    if (job.rank == 0)
+      fail(error);
+    job.stop(error);
+    return 1;
+  }
   std::vector<HostTensor> results(manifest.results.size());
   for (int64_t j : role.outputs)
     results[j].allocate(manifest.results[j]);
@@ -249,7 +263,7 @@ int main(int argc, char **argv) {
     if (ec)
       return fail("cannot write " + logFile + ": " + ec.message());
   }
-  DataFeeder data(manifest, seed, batchReplica, batchReplicas);
+  DataFeeder data(manifest, runSeed, batchReplica, batchReplicas);
   if (!dataFile.empty() && !data.useCorpus(dataFile, error))
     return fail(error);
   bool showProgress = progress == cl::BOU_TRUE ||
@@ -257,12 +271,12 @@ int main(int argc, char **argv) {
   double totalSeconds = 0;
   piper::CurveSeries lossCurve{"training loss", "#1f77b4", {}};
   piper::CurveSeries evalCurve{"held-out loss", "#ff7f0e", {}};
-  DataFeeder evalFeeder(manifest, seed, batchReplica, batchReplicas);
+  DataFeeder evalFeeder(manifest, runSeed, batchReplica, batchReplicas);
   if (!evalData.empty() && !evalFeeder.useCorpus(evalData, error))
     return fail(error);
   StepContext stepContext{manifest,  role, program, job,
                           lossRanks, args, results};
-  for (int64_t s = 1; s <= steps; ++s) {
+  for (int64_t s = firstStep; s <= steps; ++s) {
     if (job.rank == killRank && s == killAtStep) {
       // One write: other ranks print into the same file at the same time.
       std::string line = "piper-run: rank " + std::to_string(job.rank) +
@@ -321,7 +335,12 @@ int main(int argc, char **argv) {
         *log << "{\"step\": " << s
              << ", \"eval_loss\": " << llvm::format("%.17g", evalLoss) << "}\n";
     }
+    if (!checkpoints.afterStep(s, steps, args, error))
+      return fail("rank " + std::to_string(job.rank) + ": step " +
+                  std::to_string(s) + ": " + error);
   }
+  if (!checkpoints.finish(error))
+    return fail(error);
   if (!plotFile.empty() && job.rank == 0 &&
       !piper::writeLossCurveSVG(plotFile, "piper-run " + planDir,
                                 evalData.empty()
