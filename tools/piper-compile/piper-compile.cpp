@@ -34,6 +34,7 @@
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/MixedPrecision.h"
 #include "piper/InitAllPiper.h"
+#include "piper-rt/train.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -45,6 +46,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::piper;
@@ -77,23 +80,45 @@ cl::opt<Emit> emit(
                           "the programs lowered to the LLVM dialect"),
                clEnumValN(Emit::LLVMIR, "llvm-ir", "optimised LLVM IR")),
     cl::cat(category));
+// The optimizer flags and their defaults are piper-interp's and piper-run's
+// (piper-rt/train.h).
 cl::opt<std::string> optimizer("optimizer",
                                cl::desc("sgd or adamw (default adamw)"),
-                               cl::init("adamw"), cl::cat(category));
-cl::opt<double> lr("lr", cl::desc("Learning rate (default 1e-3)"),
-                   cl::init(1e-3), cl::cat(category));
+                               cl::init(::piper::train::kDefaultOptimizer),
+                               cl::cat(category));
+cl::opt<double> lr("lr",
+                   cl::desc("Default learning rate, recorded in plan.json "
+                            "(default 1e-3; piper-run --lr and its schedule "
+                            "flags set it per step)"),
+                   cl::init(::piper::train::kDefaultLr), cl::cat(category));
 cl::opt<double> momentum("momentum", cl::desc("SGD momentum (default 0)"),
-                         cl::init(0.0), cl::cat(category));
+                         cl::init(::piper::train::kDefaultMomentum),
+                         cl::cat(category));
 cl::opt<double> weightDecay("weight-decay",
                             cl::desc("Weight decay (default: the "
                                      "optimizer's, as --piper-optimizer)"),
                             cl::init(-1.0), cl::cat(category));
+cl::opt<std::string>
+    noDecay("no-decay",
+            cl::desc("Parameters without weight decay: rank<2 (default: "
+                     "biases and norm gains), none, all, or name globs "
+                     "(e.g. '*.bias,*norm*')"),
+            cl::init(::piper::train::kDefaultNoDecay), cl::cat(category));
 cl::opt<double> beta1("beta1", cl::desc("AdamW beta1 (default 0.9)"),
-                      cl::init(0.9), cl::cat(category));
+                      cl::init(::piper::train::kDefaultBeta1),
+                      cl::cat(category));
 cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (default 0.999)"),
-                      cl::init(0.999), cl::cat(category));
+                      cl::init(::piper::train::kDefaultBeta2),
+                      cl::cat(category));
 cl::opt<double> eps("eps", cl::desc("AdamW epsilon (default 1e-8)"),
-                    cl::init(1e-8), cl::cat(category));
+                    cl::init(::piper::train::kDefaultEps), cl::cat(category));
+cl::opt<double> clipGradNorm(
+    "clip-grad-norm",
+    cl::desc("Clip the global gradient norm (over every rank of the "
+             "strategy) to this bound before each update; the plan records "
+             "it and piper-run --clip-grad-norm overrides it (default 0: the "
+             "plan does not clip)"),
+    cl::init(0.0), cl::cat(category));
 cl::opt<std::string>
     precision("precision",
               cl::desc("f32 (default) or bf16-mixed: bf16 compute, f32 master "
@@ -126,6 +151,8 @@ CompileOptions compileOptions() {
   options.optimizer.beta1 = beta1;
   options.optimizer.beta2 = beta2;
   options.optimizer.eps = eps;
+  options.optimizer.noDecay = noDecay;
+  options.clipGradNorm = clipGradNorm;
   return options;
 }
 
@@ -173,7 +200,15 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
       return failure();
 
   CompileOptions options = compileOptions();
+  if (!(clipGradNorm >= 0.0 && std::isfinite(clipGradNorm))) {
+    llvm::errs() << "piper-compile: --clip-grad-norm must be finite and "
+                    "non-negative\n";
+    return failure();
+  }
   bool hasPrograms = !module->getOps<ProgramOp>().empty();
+  if (hasPrograms && clipGradNorm > 0)
+    (*module)->setAttr(kClipGradNormAttrName,
+                       FloatAttr::get(Float64Type::get(&context), clipGradNorm));
   SmallVector<ArgumentInfo> modelArgs;
   if (!hasPrograms) {
     // A translated JSON strategy is kept with the plan when there is one.
