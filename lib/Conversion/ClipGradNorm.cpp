@@ -10,9 +10,12 @@
 // thread runs a program's instructions in order, compute "streams" complete
 // as they run, and a nonblocking collective's output is read only after a
 // wait for a record after it on its stream. Moving an instruction later
-// never lets it run before what it depends on; records move with (or after)
-// any update-dependent instruction before them on their stream, so a record
-// still covers every operation it covered, and a wait moves with its record.
+// never lets it run before what it depends on; a record moves after any
+// update-dependent communication before it on its stream, so it still
+// covers every operation it covered, and a wait moves with its record.
+// Records and waits that need not move stay where they are: the waits that
+// complete the gradients' reductions must precede the first update, where
+// the norm is taken.
 // Every member of a communicator runs the same program, so the collectives
 // of one communicator keep one order on all of them.
 //
@@ -73,8 +76,11 @@ void mlir::piper::orderUpdatesLast(ProgramOp program) {
     if (!isLate)
       continue;
     late.insert(&op);
-    if (StringRef stream = streamOf(&op); !stream.empty())
-      lateStreams.insert(stream);
+    // Only communication runs behind the host's back: a record after a late
+    // one on its stream must still cover it. A compute stream's record means
+    // "done" wherever it stands, since the host runs compute in order.
+    if (isa<CommOp, SendOp, RecvOp>(op))
+      lateStreams.insert(streamOf(&op));
     if (auto record = dyn_cast<RecordOp>(op))
       lateEvents.insert(record.getEvent());
   }

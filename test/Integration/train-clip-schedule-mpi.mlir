@@ -57,6 +57,18 @@
 // RUN: %numdiff --rel=1e-10 %t/moe2.txt %t/ep.txt && %numdiff --rel=1e-10 %t/moe2.params %t/ep.params
 // RUN: awk -F'"grad_norm": ' '{ split($2, a, ","); if (a[1] <= 0.5) exit 1 }' %t/ep.jsonl
 
+// An update ordered before another stage's backward (an order directive,
+// DP2 ZeRO-1): the norm still covers every gradient (the updates run after
+// the last reduction, ClipGradNorm.h).
+// RUN: echo '{"mesh": "mesh", "directives": [{"replicate": {"filter": {}, "devices": ["dp"], "zero": 1}}, {"order": [{"PP": 1, "PASS": "UPD"}, {"PP": 0, "PASS": "BW"}]}]}' > %t/ord.json
+// RUN: piper-gen --model=mlp --config=tiny-mlp --dtype=f64 --mesh=dp=1 --batch=2 -o %t/mlp2.mlir
+// RUN: piper-interp %t/mlp2.mlir --steps=5 $(cat %t/hyper) --params-out=%t/mlp2.params > %t/mlp2.txt
+// RUN: piper-gen --model=mlp --config=tiny-mlp --dtype=f64 --pp=2 --mesh=dp=2 --batch=1 -o %t/ord.mlir
+// RUN: piper-compile %t/ord.mlir --directives=%t/ord.json --clip-grad-norm=1 -o %t/ord.plan
+// RUN: %mpiexec -np 2 piper-run %t/ord.plan --steps=5 $(cat %t/hyper) --log=%t/ord.jsonl --params-out=%t/ord.params > %t/ord.txt
+// RUN: %numdiff --rel=1e-10 %t/mlp2.txt %t/ord.txt && %numdiff --rel=1e-10 %t/mlp2.params %t/ord.params
+// RUN: awk -F'"grad_norm": ' '{ split($2, a, ","); if (a[1] <= 0.5) exit 1 }' %t/ord.jsonl
+
 // The test can fail: without clipping the same plan's parameters differ.
 // RUN: %mpiexec -np 4 piper-run %t/z3.plan --steps=5 --lr=0.01 --warmup-steps=2 --lr-schedule=cosine --min-lr=0.001 --clip-grad-norm=0 --params-out=%t/z3.noclip.params > /dev/null
 // RUN: not %numdiff --rel=1e-10 %t/gpt4.params %t/z3.noclip.params > /dev/null
