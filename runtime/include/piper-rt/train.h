@@ -89,7 +89,7 @@ std::string checkSchedule(const LrSchedule &schedule);
 ///   else p = min(1, (t - W) / max(1, D - W))              (D = decaySteps)
 ///     constant: lr
 ///     cosine:   minLr + (lr - minLr) * (1 + cos(pi p)) / 2
-///     linear:   lr + (minLr - lr) * p
+///     linear:   (1 - p) * lr + p * minLr
 double lrAt(const LrSchedule &schedule, int64_t step);
 
 //===----------------------------------------------------------------------===//

@@ -74,7 +74,8 @@ double piper::train::lrAt(const LrSchedule &s, int64_t step) {
       1.0, std::max(0.0, static_cast<double>(step - s.warmupSteps) / span));
   if (s.kind == ScheduleKind::Cosine)
     return s.minLr + (s.lr - s.minLr) * 0.5 * (1.0 + std::cos(M_PI * p));
-  return s.lr + (s.minLr - s.lr) * p;
+  // Weighted so that the end point is minLr exactly.
+  return (1.0 - p) * s.lr + p * s.minLr;
 }
 
 double piper::train::clipCoefficient(double sumOfSquares, double maxNorm) {
