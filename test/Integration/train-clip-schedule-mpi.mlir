@@ -23,7 +23,7 @@
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --mesh=dp=1 --batch=4 -o %t/gpt4.mlir
 // RUN: piper-interp %t/gpt4.mlir --steps=5 $(cat %t/hyper) --params-out=%t/gpt4.params > %t/gpt4.txt
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --mesh=dp=4 --batch=1 -o %t/z3.mlir
-// RUN: piper-compile %t/z3.mlir --directives=%t/z3.json --clip-grad-norm=1 -o %t/z3.plan
+// RUN: piper-compile %t/z3.mlir --directives=%t/z3.json --clip-grad-norm=1 -o %t/z3.plan | FileCheck %s --check-prefix=BATCH
 // RUN: FileCheck %s --check-prefix=PLAN --input-file=%t/z3.plan/plan.json
 // RUN: %mpiexec -np 4 piper-run %t/z3.plan --steps=5 $(cat %t/hyper) --log=%t/z3.jsonl --params-out=%t/z3.params > %t/z3.txt
 // RUN: %numdiff --rel=1e-10 %t/gpt4.txt %t/z3.txt && %numdiff --rel=1e-10 %t/gpt4.params %t/z3.params
@@ -43,7 +43,7 @@
 // RUN: piper-gen --model=gpt --config=tiny-gpt --layers=4 --dtype=f64 --mesh=dp=1 --batch=4 -o %t/gptl4.mlir
 // RUN: piper-interp %t/gptl4.mlir --steps=5 $(cat %t/hyper) --params-out=%t/gptl4.params > %t/gptl4.txt
 // RUN: piper-gen --model=gpt --config=tiny-gpt --layers=4 --pp=4 --dtype=f64 --mesh=pp=2 --batch=1 -o %t/dpv.mlir
-// RUN: piper-compile %t/dpv.mlir --directives=%t/dpv.json --clip-grad-norm=1 -o %t/dpv.plan
+// RUN: piper-compile %t/dpv.mlir --directives=%t/dpv.json --clip-grad-norm=1 -o %t/dpv.plan | FileCheck %s --check-prefix=BATCHPP
 // RUN: %mpiexec -np 2 piper-run %t/dpv.plan --steps=5 $(cat %t/hyper) --log=%t/dpv.jsonl --params-out=%t/dpv.params > %t/dpv.txt
 // RUN: %numdiff --rel=1e-10 %t/gptl4.txt %t/dpv.txt && %numdiff --rel=1e-10 %t/gptl4.params %t/dpv.params
 // RUN: awk -F'"grad_norm": ' '{ split($2, a, ","); if (a[1] <= 0.5) exit 1 }' %t/dpv.jsonl
@@ -72,6 +72,11 @@
 // The test can fail: without clipping the same plan's parameters differ.
 // RUN: %mpiexec -np 4 piper-run %t/z3.plan --steps=5 --lr=0.01 --warmup-steps=2 --lr-schedule=cosine --min-lr=0.001 --clip-grad-norm=0 --params-out=%t/z3.noclip.params > /dev/null
 // RUN: not %numdiff --rel=1e-10 %t/gpt4.params %t/z3.noclip.params > /dev/null
+
+// BATCH: piper-compile: global batch 4 = 1 per replica x 4 replica(s) over [dp], 1 microbatch(es) of 1 per replica; 32 tokens per step
+// BATCH-NEXT: piper-compile: per rank per microbatch: #{{[0-9]+}} [1, 8] #{{[0-9]+}} [8]
+// BATCHPP: piper-compile: global batch 4 = 4 per replica x 1 replica(s) over [], 4 microbatch(es) of 1 per replica; 32 tokens per step
+// BATCHPP-NEXT: piper-compile: per rank per microbatch: #{{[0-9]+}} [1, 8] #{{[0-9]+}} [8]
 
 // plan.json records the compile-time defaults: the learning rate and bound.
 // PLAN:      "optimizer": {

@@ -7,7 +7,7 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --mesh=dp=1 --batch=2 -o %t/gpt.mlir
 // RUN: piper-interp %t/gpt.mlir --steps=3 --params-out=%t/interp.params > %t/interp.txt
-// RUN: piper-compile %t/gpt.mlir -o %t/gpt.plan
+// RUN: piper-compile %t/gpt.mlir -o %t/gpt.plan | FileCheck %s --check-prefix=BATCH
 // RUN: piper-run %t/gpt.plan --steps=3 --params-out=%t/run.params > %t/run.txt
 // RUN: %numdiff %t/interp.txt %t/run.txt && %numdiff %t/interp.params %t/run.params
 // The defaults are AdamW's: naming them changes nothing.
@@ -28,6 +28,10 @@
 // LIN: "step": 2, {{.*}}"lr": 0.010999999999999999,
 // LIN: "step": 3, {{.*}}"lr": 0.002,
 // LIN: "step": 4, {{.*}}"lr": 0.002,
+
+// piper-compile states the batch: 2 sequences of 8 tokens, one replica.
+// BATCH: piper-compile: global batch 2 = 2 per replica x 1 replica(s) over [], 1 microbatch(es) of 2 per replica; 16 tokens per step
+// BATCH-NEXT: piper-compile: per rank per microbatch: #{{[0-9]+}} [2, 8] #{{[0-9]+}} [16]
 
 // Errors.
 // RUN: not piper-run %t/gpt.plan --clip-grad-norm=1 2>&1 | FileCheck %s --check-prefix=NOCLIP

@@ -34,6 +34,7 @@
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/MixedPrecision.h"
 #include "piper/InitAllPiper.h"
+#include "piper-rt/plan_manifest.h"
 #include "piper-rt/train.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -171,6 +172,53 @@ LogicalResult writeOutput(function_ref<LogicalResult(raw_ostream &)> write) {
   return success();
 }
 
+/// One statement of the batch the plan trains on: the global batch (the
+/// step's data arguments hold one replica's share along dim 0; the batch
+/// axes multiply it), the tokens per step of an integer (token) argument,
+/// and what each rank holds per microbatch.
+void printBatchSummary(ModuleOp module, StringRef planDir) {
+  ::piper::plan::Manifest manifest;
+  std::string error;
+  if (!::piper::plan::loadManifest(planDir.str(), manifest, error))
+    return;
+  int64_t replicas = 1;
+  for (const std::string &axis : manifest.batchAxes)
+    for (const ::piper::plan::MeshAxis &a : manifest.mesh.axes)
+      if (a.name == axis)
+        replicas *= a.size;
+  int64_t microbatches = 1;
+  for (auto program : module.getOps<ProgramOp>())
+    for (auto input : program.getOps<InputOp>())
+      microbatches = std::max<int64_t>(microbatches, input.getCount().value_or(1));
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  bool first = true;
+  for (const ::piper::plan::Tensor &arg : manifest.arguments) {
+    if (arg.kind != "data" || arg.shape.empty())
+      continue;
+    int64_t rows = arg.shape[0];
+    if (first) {
+      os << "piper-compile: global batch " << rows * replicas << " = " << rows
+         << " per replica x " << replicas << " replica(s) over ["
+         << llvm::join(manifest.batchAxes, ", ") << "], " << microbatches
+         << " microbatch(es) of " << rows / std::max<int64_t>(1, microbatches)
+         << " per replica";
+      if (arg.dtype == ::piper::plan::DType::I64)
+        os << "; " << arg.numel() * replicas << " tokens per step";
+      os << "\npiper-compile: per rank per microbatch:";
+      first = false;
+    }
+    std::vector<int64_t> shape = arg.shape;
+    shape[0] /= std::max<int64_t>(1, microbatches);
+    os << " #" << arg.index << " [";
+    llvm::interleaveComma(shape, os);
+    os << "]";
+  }
+  if (first)
+    return;
+  llvm::outs() << line << "\n";
+}
+
 LogicalResult run(MLIRContext &context, TimingScope &timing) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -251,8 +299,11 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
            << "piper-compile: a plan is compiled from a model (its arguments "
               "decide initialisation and data); this module already holds "
               "device programs";
-  return compilePlan(*module, modelArgs, *communicators, options, outputName,
-                     timing);
+  if (failed(compilePlan(*module, modelArgs, *communicators, options,
+                         outputName, timing)))
+    return failure();
+  printBatchSummary(*module, outputName);
+  return success();
 }
 
 } // namespace
