@@ -276,9 +276,9 @@ FailureOr<StepResult> Trainer::step() {
   std::vector<ref::Tensor> grads = result->gradients;
   result->gradNorm = clipGradients(grads, options.clipGradNorm);
   for (auto [param, grad] : llvm::zip(parameters, grads)) {
-    bool decays = ::piper::train::decays(
-        options.decay, param.name,
-        static_cast<int64_t>(param.value.shape.size()));
+    bool decays =
+        ::piper::train::decays(options.decay, param.name,
+                               static_cast<int64_t>(param.value.shape.size()));
     ref::SgdConfig paramSgd = sgd;
     ref::AdamWConfig paramAdamW = adamw;
     if (!decays)

@@ -29,13 +29,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "piper-rt/plan_manifest.h"
+#include "piper-rt/train.h"
 #include "piper/Compile/Compile.h"
 #include "piper/Conversion/Passes.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/MixedPrecision.h"
 #include "piper/InitAllPiper.h"
-#include "piper-rt/plan_manifest.h"
-#include "piper-rt/train.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -189,7 +189,8 @@ void printBatchSummary(ModuleOp module, StringRef planDir) {
   int64_t microbatches = 1;
   for (auto program : module.getOps<ProgramOp>())
     for (auto input : program.getOps<InputOp>())
-      microbatches = std::max<int64_t>(microbatches, input.getCount().value_or(1));
+      microbatches =
+          std::max<int64_t>(microbatches, input.getCount().value_or(1));
   std::string line;
   llvm::raw_string_ostream os(line);
   bool first = true;
@@ -255,8 +256,9 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
   }
   bool hasPrograms = !module->getOps<ProgramOp>().empty();
   if (hasPrograms && clipGradNorm > 0)
-    (*module)->setAttr(kClipGradNormAttrName,
-                       FloatAttr::get(Float64Type::get(&context), clipGradNorm));
+    (*module)->setAttr(
+        kClipGradNormAttrName,
+        FloatAttr::get(Float64Type::get(&context), clipGradNorm));
   SmallVector<ArgumentInfo> modelArgs;
   if (!hasPrograms) {
     // A translated JSON strategy is kept with the plan when there is one.

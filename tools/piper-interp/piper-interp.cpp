@@ -107,9 +107,11 @@ cl::opt<double> weightDecay("weight-decay",
                                      "0 for sgd)"),
                             cl::cat(category));
 cl::opt<double> beta1("beta1", cl::desc("AdamW beta1 (default 0.9)"),
-                      cl::init(::piper::train::kDefaultBeta1), cl::cat(category));
+                      cl::init(::piper::train::kDefaultBeta1),
+                      cl::cat(category));
 cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (default 0.999)"),
-                      cl::init(::piper::train::kDefaultBeta2), cl::cat(category));
+                      cl::init(::piper::train::kDefaultBeta2),
+                      cl::cat(category));
 cl::opt<double> eps("eps", cl::desc("AdamW epsilon (default 1e-8)"),
                     cl::init(::piper::train::kDefaultEps), cl::cat(category));
 cl::opt<std::string> precision("precision",

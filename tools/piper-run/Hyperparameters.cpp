@@ -56,13 +56,13 @@ cl::opt<double> clipGradNorm(
 
 bool Hyperparameters::configure(const plan::Manifest &manifest, int64_t steps,
                                 std::string &error) {
-  double planLr = manifest.optimizer ? manifest.optimizer->lr
-                                     : train::kDefaultLr;
+  double planLr =
+      manifest.optimizer ? manifest.optimizer->lr : train::kDefaultLr;
   schedule.lr = lr.getNumOccurrences() ? double(lr) : planLr;
   schedule.warmupSteps = warmupSteps;
   schedule.minLr = minLr;
-  schedule.decaySteps = decaySteps.getNumOccurrences() ? int64_t(decaySteps)
-                                                       : steps;
+  schedule.decaySteps =
+      decaySteps.getNumOccurrences() ? int64_t(decaySteps) : steps;
   if (!train::parseScheduleKind(lrSchedule, schedule.kind)) {
     error = "--lr-schedule must be constant, cosine or linear, got '" +
             lrSchedule + "'";

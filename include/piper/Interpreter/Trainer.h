@@ -24,11 +24,11 @@
 #ifndef PIPER_INTERPRETER_TRAINER_H
 #define PIPER_INTERPRETER_TRAINER_H
 
+#include "piper-rt/train.h"
 #include "piper/Interpreter/ByteCorpus.h"
 #include "piper/Interpreter/Inputs.h"
 #include "piper/Interpreter/Interpreter.h"
 #include "piper/Reference/Optimizers.h"
-#include "piper-rt/train.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -53,11 +53,13 @@ struct TrainerOptions {
   Precision precision = Precision::F64;
   /// The defaults are every tool's (piper-rt/train.h).
   OptimizerKind optimizer = OptimizerKind::AdamW;
-  ref::SgdConfig sgd{::piper::train::kDefaultLr, ::piper::train::kDefaultMomentum,
+  ref::SgdConfig sgd{::piper::train::kDefaultLr,
+                     ::piper::train::kDefaultMomentum,
                      ::piper::train::kDefaultSgdWeightDecay};
-  ref::AdamWConfig adamw{::piper::train::kDefaultLr, ::piper::train::kDefaultBeta1,
-                         ::piper::train::kDefaultBeta2, ::piper::train::kDefaultEps,
-                         ::piper::train::kDefaultAdamWWeightDecay};
+  ref::AdamWConfig adamw{
+      ::piper::train::kDefaultLr, ::piper::train::kDefaultBeta1,
+      ::piper::train::kDefaultBeta2, ::piper::train::kDefaultEps,
+      ::piper::train::kDefaultAdamWWeightDecay};
   /// The learning rate of step n is lrAt(*schedule, n) when set (the
   /// optimizer config's lr otherwise).
   std::optional<::piper::train::LrSchedule> schedule;

@@ -246,8 +246,8 @@ PIPER_PLAN_EXPORT void piper_clip_finish(void) {
       s.errors.set("clip: the plan clips gradients but the session has no "
                    "clip communicator (piper_plan_session_enable_clip)");
     } else {
-      piper_memref_view view = {reinterpret_cast<char *>(&total), 0, 0,
-                                nullptr, nullptr};
+      piper_memref_view view = {reinterpret_cast<char *>(&total), 0, 0, nullptr,
+                                nullptr};
       s.backend->allReduce(view, view, kF64, s.clipComm, 1.0);
     }
   }
@@ -395,7 +395,8 @@ PIPER_PLAN_EXPORT piper_rt_status piper_plan_session_enable_clip(
   return PIPER_RT_OK;
 }
 
-PIPER_PLAN_EXPORT double piper_plan_session_grad_norm(piper_plan_session session) {
+PIPER_PLAN_EXPORT double
+piper_plan_session_grad_norm(piper_plan_session session) {
   return session ? session->gradNorm : -1.0;
 }
 

@@ -21,8 +21,7 @@
 using namespace piper::train;
 
 double piper::train::defaultWeightDecay(const std::string &optimizer) {
-  return optimizer == "sgd" ? kDefaultSgdWeightDecay
-                            : kDefaultAdamWWeightDecay;
+  return optimizer == "sgd" ? kDefaultSgdWeightDecay : kDefaultAdamWWeightDecay;
 }
 
 bool piper::train::parseScheduleKind(const std::string &text,
@@ -68,8 +67,8 @@ double piper::train::lrAt(const LrSchedule &s, int64_t step) {
            static_cast<double>(s.warmupSteps);
   if (s.kind == ScheduleKind::Constant)
     return s.lr;
-  double span = static_cast<double>(std::max<int64_t>(
-      1, s.decaySteps - s.warmupSteps));
+  double span =
+      static_cast<double>(std::max<int64_t>(1, s.decaySteps - s.warmupSteps));
   double p = std::min(
       1.0, std::max(0.0, static_cast<double>(step - s.warmupSteps) / span));
   if (s.kind == ScheduleKind::Cosine)
@@ -152,8 +151,9 @@ bool piper::train::decays(const DecayRule &rule, const std::string &name,
   case DecayRule::Kind::All:
     return false;
   case DecayRule::Kind::Names:
-    return !std::any_of(rule.globs.begin(), rule.globs.end(),
-                        [&](const std::string &g) { return globMatch(g, name); });
+    return !std::any_of(
+        rule.globs.begin(), rule.globs.end(),
+        [&](const std::string &g) { return globMatch(g, name); });
   }
   return true;
 }

@@ -153,8 +153,8 @@ TEST_F(PlanSessionTest, StepLearningRateAndClipping) {
 
   double g[2] = {3, 4}, h[1] = {12}, out[2] = {0, 0};
   int64_t two[] = {2}, one[] = {1};
-  std::vector<uint64_t> gd(piper_memref_descriptor_size(1) / 8),
-      hd(gd.size()), od(gd.size());
+  std::vector<uint64_t> gd(piper_memref_descriptor_size(1) / 8), hd(gd.size()),
+      od(gd.size());
   piper_memref_describe(gd.data(), g, 1, two);
   piper_memref_describe(hd.data(), h, 1, one);
   piper_memref_describe(od.data(), out, 1, two);

@@ -16,10 +16,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "piper-rt/train.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/ChunkUtils.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
-#include "piper-rt/train.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
