@@ -104,6 +104,12 @@ mlir::piper::compileModel(ModuleOp module, const CompileOptions &options,
   if (failed(strategyPath) ||
       failed(runFrontHalf(module, options.optimizer, *strategyPath, timing)))
     return failure();
+  // The lowering clips (lib/Conversion/ClipGradNorm.h) and plan.json records
+  // the bound, from this attribute.
+  if (options.clipGradNorm > 0)
+    module->setAttr(kClipGradNormAttrName,
+                    FloatAttr::get(Float64Type::get(module.getContext()),
+                                   options.clipGradNorm));
   return modelArgs;
 }
 

@@ -180,6 +180,8 @@ FailureOr<::piper::plan::Manifest> mlir::piper::buildPlanManifest(
   manifest.source = llvm::sys::path::filename(sourceName).str();
   manifest.mesh = meshEntry(mesh);
   manifest.optimizer = plan::Optimizer{optimizer.optimizer, optimizer.lr};
+  if (auto bound = module->getAttrOfType<FloatAttr>(kClipGradNormAttrName))
+    manifest.optimizer->clipGradNorm = bound.getValueAsDouble();
 
   // Replicas: the batch axes --piper-number-communicators recorded, the
   // communicators and the flat shards (piper/Conversion/ReplicaLayout.h).

@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ClipGradNorm.h"
 #include "CommCalls.h"
 #include "LocalBodies.h"
 #include "ProgramPatterns.h"
@@ -70,12 +71,27 @@ private:
     if (!callee)
       return launch.emitError()
              << "body @" << launch.getCallee() << " not found";
-    bool anyShard = llvm::any_of(
-        operands, [&](Value v) { return lowering.shards.count(v) > 0; });
     bool update = isUpdateBody(callee);
     if (update && lowering.layout.batchReplicas > 1 &&
         failed(checkReduced(launch, callee, operands)))
       return failure();
+    SmallVector<Value> clipped(operands);
+    if (update && clipsGradNorm(lowering.module)) {
+      FailureOr<Groups> groups = updateGroups(callee, launch);
+      if (failed(groups))
+        return failure();
+      SmallVector<unsigned> grads, params;
+      for (ArrayRef<unsigned> group : *groups) {
+        params.push_back(group[0]);
+        grads.push_back(group[1]);
+      }
+      if (failed(clipUpdateGradients(launch, grads, params, clipped, lowering,
+                                     rewriter)))
+        return failure();
+      operands = clipped;
+    }
+    bool anyShard = llvm::any_of(
+        operands, [&](Value v) { return lowering.shards.count(v) > 0; });
     if (!anyShard)
       return callOnLocalTypes(launch, callee, operands, rewriter);
     if (!update)

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ClipGradNorm.h"
 #include "CommCalls.h"
 #include "ConversionDriver.h"
 #include "KernelPatterns.h"
@@ -339,13 +340,21 @@ mlir::piper::lowerProgram(ProgramOp program, SymbolTable &symbols,
       ProgramLowering::create(program, symbols, roles);
   if (failed(lowering))
     return failure();
+  if (clipsGradNorm((*lowering)->module))
+    orderUpdatesLast(program);
   MLIRContext *context = program.getContext();
   ProgramTypeConverter converter(**lowering);
   RewritePatternSet patterns(context);
   populateProgramToFuncPatterns(converter, patterns, **lowering);
   ConversionTarget target(*context);
   configureProgramToFuncTarget(target);
-  return applyLowering(program, target, std::move(patterns));
+  StringAttr name = program.getSymNameAttr();
+  ModuleOp module = (*lowering)->module;
+  if (failed(applyLowering(program, target, std::move(patterns))))
+    return failure();
+  if (clipsGradNorm(module) && !(*lowering)->clipFinish)
+    finishClipWithoutUpdates(module.lookupSymbol<func::FuncOp>(name));
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -20,8 +20,13 @@
 // element and does a few flops, so it is bound by memory traffic, not by
 // the f64 arithmetic.
 //
-// Attributes are compile-time constants (a zero weight decay or momentum
-// drops its terms, as the reference's branches do). AdamW's bias
+// The learning rate is an input of the step, not a constant: each update
+// reads it once, outside its loop, from the runtime (piper_step_lr, which
+// returns what the driver set for the running step; plan_abi.h), so
+// schedules run without recompiling; the `lr` attribute is only the
+// default the driver is given in plan.json. The other attributes are
+// compile-time constants (a zero weight decay or momentum drops its terms,
+// as the reference's branches do). AdamW's bias
 // corrections 1 - beta^step come from the rank-0 i64 step once, outside
 // the loop (math.powf is the C library's pow, as in the reference). The
 // step is >= 1 by construction (the optimizer pass adds 1 to a count that
@@ -36,6 +41,7 @@
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -101,6 +107,24 @@ SmallVector<Value> buildUpdate(
   return SmallVector<Value>(generic.getResults());
 }
 
+/// The running step's learning rate: a call of the runtime's
+/// `double piper_step_lr(void)` (declared once in the module).
+Value stepLearningRate(ConversionPatternRewriter &rewriter, Operation *op) {
+  constexpr StringLiteral name = "piper_step_lr";
+  auto module = op->getParentOfType<ModuleOp>();
+  auto fn = module.lookupSymbol<func::FuncOp>(name);
+  if (!fn) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToEnd(module.getBody());
+    fn = func::FuncOp::create(
+        rewriter, module.getLoc(), name,
+        rewriter.getFunctionType({}, {rewriter.getF64Type()}));
+    fn.setPrivate();
+  }
+  return func::CallOp::create(rewriter, op->getLoc(), fn, ValueRange{})
+      .getResult(0);
+}
+
 /// Whether the operands are static float tensors (the element type's
 /// support is the same as the other kernels': kernelFloatType).
 LogicalResult checkOperands(Operation *op) {
@@ -121,10 +145,10 @@ struct SgdUpdateToLinalg : OpConversionPattern<SgdUpdateOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (failed(checkOperands(op)))
       return failure();
-    double lr = op.getLr().convertToDouble();
     double momentum = op.getMomentum().convertToDouble();
     double weightDecay = op.getWeightDecay().convertToDouble();
     Type elt = op.getParam().getType().getElementType();
+    Value lr = stepLearningRate(rewriter, op);
     SmallVector<Value> results = buildUpdate(
         rewriter, op.getLoc(),
         {adaptor.getParam(), adaptor.getGrad(), adaptor.getMomentumBuffer()}, 2,
@@ -137,7 +161,7 @@ struct SgdUpdateToLinalg : OpConversionPattern<SgdUpdateOp> {
             buf = f.add(f.mul(f.constant(momentum), buf), g);
             g = buf;
           }
-          x = f.sub(x, f.mul(f.constant(lr), g));
+          x = f.sub(x, f.mul(lr, g));
           return SmallVector<Value>{f.store(x, elt), f.store(buf, elt)};
         });
     rewriter.replaceOp(op, results);
@@ -156,7 +180,6 @@ struct AdamWUpdateToLinalg : OpConversionPattern<AdamWUpdateOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (failed(checkOperands(op)))
       return failure();
-    double lr = op.getLr().convertToDouble();
     double beta1 = op.getBeta1().convertToDouble();
     double beta2 = op.getBeta2().convertToDouble();
     double eps = op.getEps().convertToDouble();
@@ -175,6 +198,9 @@ struct AdamWUpdateToLinalg : OpConversionPattern<AdamWUpdateOp> {
           math::PowFOp::create(rewriter, loc, outer.constant(beta), t));
     };
     Value bias1 = bias(beta1), bias2 = bias(beta2);
+    // lr * weight_decay once, as the reference's left-to-right product.
+    Value lr = stepLearningRate(rewriter, op);
+    Value lrDecay = outer.mul(lr, outer.constant(weightDecay));
 
     SmallVector<Value> results = buildUpdate(
         rewriter, loc,
@@ -184,7 +210,7 @@ struct AdamWUpdateToLinalg : OpConversionPattern<AdamWUpdateOp> {
           F64 f{b, l};
           Value x = f.load(a[0]), g = f.load(a[1]);
           // param -= lr * weight_decay * param, (lr * wd) first as in C++.
-          x = f.sub(x, f.mul(f.constant(lr * weightDecay), x));
+          x = f.sub(x, f.mul(lrDecay, x));
           Value m = f.add(f.mul(f.constant(beta1), f.load(a[2])),
                           f.mul(f.constant(1.0 - beta1), g));
           Value v = f.add(f.mul(f.constant(beta2), f.load(a[3])),
@@ -193,7 +219,7 @@ struct AdamWUpdateToLinalg : OpConversionPattern<AdamWUpdateOp> {
           Value vHat = f.div(v, bias2);
           Value denom =
               f.add(math::SqrtOp::create(b, l, vHat), f.constant(eps));
-          x = f.sub(x, f.div(f.mul(f.constant(lr), mHat), denom));
+          x = f.sub(x, f.div(f.mul(lr, mHat), denom));
           return SmallVector<Value>{f.store(x, elt), f.store(m, elt),
                                     f.store(v, elt)};
         });

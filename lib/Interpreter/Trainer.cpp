@@ -14,6 +14,8 @@
 
 #include "mlir/IR/Verifier.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::piper;
 
@@ -242,16 +244,49 @@ FailureOr<StepResult> Trainer::evaluate(uint64_t step) const {
   return result;
 }
 
+/// Multiplies every gradient by the clip factor of their global norm
+/// (piper-rt/train.h) when clipping is on; returns the norm.
+static double clipGradients(std::vector<ref::Tensor> &grads, double maxNorm) {
+  double sumOfSquares = 0.0;
+  for (const ref::Tensor &grad : grads)
+    for (double g : grad.data)
+      sumOfSquares += g * g;
+  double coef = ::piper::train::clipCoefficient(sumOfSquares, maxNorm);
+  if (coef != 1.0)
+    for (ref::Tensor &grad : grads)
+      for (double &g : grad.data)
+        g *= coef;
+  return std::sqrt(sumOfSquares);
+}
+
 FailureOr<StepResult> Trainer::step() {
   uint64_t number = stepsDone + 1;
   FailureOr<StepResult> result = evaluate(number);
   if (failed(result))
     return failure();
-  for (auto [param, grad] : llvm::zip(parameters, result->gradients)) {
+  // The step's hyperparameters: the scheduled learning rate, the clipped
+  // gradients (the result keeps the unclipped ones) and, per parameter,
+  // weight decay only where the decay rule says so.
+  ref::SgdConfig sgd = options.sgd;
+  ref::AdamWConfig adamw = options.adamw;
+  if (options.schedule)
+    sgd.lr = adamw.lr =
+        ::piper::train::lrAt(*options.schedule, static_cast<int64_t>(number));
+  result->lr = options.optimizer == OptimizerKind::Sgd ? sgd.lr : adamw.lr;
+  std::vector<ref::Tensor> grads = result->gradients;
+  result->gradNorm = clipGradients(grads, options.clipGradNorm);
+  for (auto [param, grad] : llvm::zip(parameters, grads)) {
+    bool decays =
+        ::piper::train::decays(options.decay, param.name,
+                               static_cast<int64_t>(param.value.shape.size()));
+    ref::SgdConfig paramSgd = sgd;
+    ref::AdamWConfig paramAdamW = adamw;
+    if (!decays)
+      paramSgd.weightDecay = paramAdamW.weightDecay = 0.0;
     ref::Status status =
         options.optimizer == OptimizerKind::Sgd
-            ? ref::sgdStep(options.sgd, param.value, grad, param.momentum)
-            : ref::adamwStep(options.adamw, static_cast<int64_t>(number),
+            ? ref::sgdStep(paramSgd, param.value, grad, param.momentum)
+            : ref::adamwStep(paramAdamW, static_cast<int64_t>(number),
                              param.value, grad, param.adamM, param.adamV);
     if (!status.ok())
       return emitError(

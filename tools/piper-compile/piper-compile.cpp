@@ -29,6 +29,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "piper-rt/plan_manifest.h"
+#include "piper-rt/train.h"
 #include "piper/Compile/Compile.h"
 #include "piper/Conversion/Passes.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
@@ -45,6 +47,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::piper;
@@ -77,23 +81,45 @@ cl::opt<Emit> emit(
                           "the programs lowered to the LLVM dialect"),
                clEnumValN(Emit::LLVMIR, "llvm-ir", "optimised LLVM IR")),
     cl::cat(category));
+// The optimizer flags and their defaults are piper-interp's and piper-run's
+// (piper-rt/train.h).
 cl::opt<std::string> optimizer("optimizer",
                                cl::desc("sgd or adamw (default adamw)"),
-                               cl::init("adamw"), cl::cat(category));
-cl::opt<double> lr("lr", cl::desc("Learning rate (default 1e-3)"),
-                   cl::init(1e-3), cl::cat(category));
+                               cl::init(::piper::train::kDefaultOptimizer),
+                               cl::cat(category));
+cl::opt<double> lr("lr",
+                   cl::desc("Default learning rate, recorded in plan.json "
+                            "(default 1e-3; piper-run --lr and its schedule "
+                            "flags set it per step)"),
+                   cl::init(::piper::train::kDefaultLr), cl::cat(category));
 cl::opt<double> momentum("momentum", cl::desc("SGD momentum (default 0)"),
-                         cl::init(0.0), cl::cat(category));
+                         cl::init(::piper::train::kDefaultMomentum),
+                         cl::cat(category));
 cl::opt<double> weightDecay("weight-decay",
                             cl::desc("Weight decay (default: the "
                                      "optimizer's, as --piper-optimizer)"),
                             cl::init(-1.0), cl::cat(category));
+cl::opt<std::string>
+    noDecay("no-decay",
+            cl::desc("Parameters without weight decay: rank<2 (default: "
+                     "biases and norm gains), none, all, or name globs "
+                     "(e.g. '*.bias,*norm*')"),
+            cl::init(::piper::train::kDefaultNoDecay), cl::cat(category));
 cl::opt<double> beta1("beta1", cl::desc("AdamW beta1 (default 0.9)"),
-                      cl::init(0.9), cl::cat(category));
+                      cl::init(::piper::train::kDefaultBeta1),
+                      cl::cat(category));
 cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (default 0.999)"),
-                      cl::init(0.999), cl::cat(category));
+                      cl::init(::piper::train::kDefaultBeta2),
+                      cl::cat(category));
 cl::opt<double> eps("eps", cl::desc("AdamW epsilon (default 1e-8)"),
-                    cl::init(1e-8), cl::cat(category));
+                    cl::init(::piper::train::kDefaultEps), cl::cat(category));
+cl::opt<double> clipGradNorm(
+    "clip-grad-norm",
+    cl::desc("Clip the global gradient norm (over every rank of the "
+             "strategy) to this bound before each update; the plan records "
+             "it and piper-run --clip-grad-norm overrides it (default 0: the "
+             "plan does not clip)"),
+    cl::init(0.0), cl::cat(category));
 cl::opt<std::string>
     precision("precision",
               cl::desc("f32 (default) or bf16-mixed: bf16 compute, f32 master "
@@ -126,6 +152,8 @@ CompileOptions compileOptions() {
   options.optimizer.beta1 = beta1;
   options.optimizer.beta2 = beta2;
   options.optimizer.eps = eps;
+  options.optimizer.noDecay = noDecay;
+  options.clipGradNorm = clipGradNorm;
   return options;
 }
 
@@ -142,6 +170,54 @@ LogicalResult writeOutput(function_ref<LogicalResult(raw_ostream &)> write) {
     return failure();
   file->keep();
   return success();
+}
+
+/// One statement of the batch the plan trains on: the global batch (the
+/// step's data arguments hold one replica's share along dim 0; the batch
+/// axes multiply it), the tokens per step of an integer (token) argument,
+/// and what each rank holds per microbatch.
+void printBatchSummary(ModuleOp module, StringRef planDir) {
+  ::piper::plan::Manifest manifest;
+  std::string error;
+  if (!::piper::plan::loadManifest(planDir.str(), manifest, error))
+    return;
+  int64_t replicas = 1;
+  for (const std::string &axis : manifest.batchAxes)
+    for (const ::piper::plan::MeshAxis &a : manifest.mesh.axes)
+      if (a.name == axis)
+        replicas *= a.size;
+  int64_t microbatches = 1;
+  for (auto program : module.getOps<ProgramOp>())
+    for (auto input : program.getOps<InputOp>())
+      microbatches =
+          std::max<int64_t>(microbatches, input.getCount().value_or(1));
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  bool first = true;
+  for (const ::piper::plan::Tensor &arg : manifest.arguments) {
+    if (arg.kind != "data" || arg.shape.empty())
+      continue;
+    int64_t rows = arg.shape[0];
+    if (first) {
+      os << "piper-compile: global batch " << rows * replicas << " = " << rows
+         << " per replica x " << replicas << " replica(s) over ["
+         << llvm::join(manifest.batchAxes, ", ") << "], " << microbatches
+         << " microbatch(es) of " << rows / std::max<int64_t>(1, microbatches)
+         << " per replica";
+      if (arg.dtype == ::piper::plan::DType::I64)
+        os << "; " << arg.numel() * replicas << " tokens per step";
+      os << "\npiper-compile: per rank per microbatch:";
+      first = false;
+    }
+    std::vector<int64_t> shape = arg.shape;
+    shape[0] /= std::max<int64_t>(1, microbatches);
+    os << " #" << arg.index << " [";
+    llvm::interleaveComma(shape, os);
+    os << "]";
+  }
+  if (first)
+    return;
+  llvm::outs() << line << "\n";
 }
 
 LogicalResult run(MLIRContext &context, TimingScope &timing) {
@@ -173,7 +249,16 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
       return failure();
 
   CompileOptions options = compileOptions();
+  if (!(clipGradNorm >= 0.0 && std::isfinite(clipGradNorm))) {
+    llvm::errs() << "piper-compile: --clip-grad-norm must be finite and "
+                    "non-negative\n";
+    return failure();
+  }
   bool hasPrograms = !module->getOps<ProgramOp>().empty();
+  if (hasPrograms && clipGradNorm > 0)
+    (*module)->setAttr(
+        kClipGradNormAttrName,
+        FloatAttr::get(Float64Type::get(&context), clipGradNorm));
   SmallVector<ArgumentInfo> modelArgs;
   if (!hasPrograms) {
     // A translated JSON strategy is kept with the plan when there is one.
@@ -216,8 +301,11 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
            << "piper-compile: a plan is compiled from a model (its arguments "
               "decide initialisation and data); this module already holds "
               "device programs";
-  return compilePlan(*module, modelArgs, *communicators, options, outputName,
-                     timing);
+  if (failed(compilePlan(*module, modelArgs, *communicators, options,
+                         outputName, timing)))
+    return failure();
+  printBatchSummary(*module, outputName);
+  return success();
 }
 
 } // namespace

@@ -68,24 +68,55 @@ cl::opt<uint64_t> seed("seed",
                        cl::init(0), cl::cat(category));
 cl::opt<int64_t> steps("steps", cl::desc("Training steps (default 1)"),
                        cl::init(1), cl::cat(category));
-cl::opt<std::string> optimizer("optimizer", cl::desc("sgd (default) or adamw"),
-                               cl::init("sgd"), cl::cat(category));
-cl::opt<double> lr("lr",
-                   cl::desc("Learning rate (default: 0.01 for sgd, 0.001 "
-                            "for adamw)"),
-                   cl::cat(category));
+// The optimizer flags and their defaults are piper-compile's and piper-run's
+// (piper-rt/train.h), so the same model trains alike in every tool.
+cl::opt<std::string> optimizer("optimizer", cl::desc("adamw (default) or sgd"),
+                               cl::init(::piper::train::kDefaultOptimizer),
+                               cl::cat(category));
+cl::opt<double> lr("lr", cl::desc("Peak learning rate (default 1e-3)"),
+                   cl::init(::piper::train::kDefaultLr), cl::cat(category));
+cl::opt<int64_t> warmupSteps("warmup-steps",
+                             cl::desc("Steps of linear warmup from 0 to --lr "
+                                      "(default 0)"),
+                             cl::init(0), cl::cat(category));
+cl::opt<std::string>
+    lrSchedule("lr-schedule",
+               cl::desc("After warmup: constant (default), cosine or linear "
+                        "decay to --min-lr at --decay-steps"),
+               cl::init("constant"), cl::cat(category));
+cl::opt<double> minLr("min-lr",
+                      cl::desc("Learning rate at the end of decay (default 0)"),
+                      cl::init(0.0), cl::cat(category));
+cl::opt<int64_t> decaySteps("decay-steps",
+                            cl::desc("Step at which decay ends (default: "
+                                     "--steps)"),
+                            cl::init(0), cl::cat(category));
+cl::opt<double> clipGradNorm("clip-grad-norm",
+                             cl::desc("Clip the global gradient norm to this "
+                                      "bound before each update (default 0: "
+                                      "off)"),
+                             cl::init(0.0), cl::cat(category));
+cl::opt<std::string>
+    noDecay("no-decay",
+            cl::desc("Parameters without weight decay: rank<2 (default: "
+                     "biases and norm gains), none, all, or name globs "
+                     "(e.g. '*.bias,*norm*')"),
+            cl::init(::piper::train::kDefaultNoDecay), cl::cat(category));
 cl::opt<double> momentum("momentum", cl::desc("SGD momentum (default 0)"),
-                         cl::init(0.0), cl::cat(category));
+                         cl::init(::piper::train::kDefaultMomentum),
+                         cl::cat(category));
 cl::opt<double> weightDecay("weight-decay",
-                            cl::desc("Weight decay (default: 0 for sgd, "
-                                     "0.01 for adamw)"),
+                            cl::desc("Weight decay (default: 0.01 for adamw, "
+                                     "0 for sgd)"),
                             cl::cat(category));
 cl::opt<double> beta1("beta1", cl::desc("AdamW beta1 (default 0.9)"),
-                      cl::init(0.9), cl::cat(category));
+                      cl::init(::piper::train::kDefaultBeta1),
+                      cl::cat(category));
 cl::opt<double> beta2("beta2", cl::desc("AdamW beta2 (default 0.999)"),
-                      cl::init(0.999), cl::cat(category));
+                      cl::init(::piper::train::kDefaultBeta2),
+                      cl::cat(category));
 cl::opt<double> eps("eps", cl::desc("AdamW epsilon (default 1e-8)"),
-                    cl::init(1e-8), cl::cat(category));
+                    cl::init(::piper::train::kDefaultEps), cl::cat(category));
 cl::opt<std::string> precision("precision",
                                cl::desc("f64 (default); f32: round every "
                                         "float result to f32; bf16-mixed: "
@@ -340,17 +371,33 @@ int main(int argc, char **argv) {
       return fail(status.message());
     options.corpus = &corpus;
   }
-  if (lr.getNumOccurrences() && !(lr >= 0.0 && std::isfinite(lr)))
+  if (!(lr >= 0.0 && std::isfinite(lr)))
     return fail("--lr must be finite and non-negative");
+  ::piper::train::LrSchedule schedule;
+  schedule.lr = lr;
+  schedule.warmupSteps = warmupSteps;
+  schedule.minLr = minLr;
+  schedule.decaySteps =
+      decaySteps.getNumOccurrences() ? int64_t(decaySteps) : int64_t(steps);
+  if (!::piper::train::parseScheduleKind(lrSchedule, schedule.kind))
+    return fail("--lr-schedule must be constant, cosine or linear, got '" +
+                lrSchedule + "'");
+  if (std::string bad = ::piper::train::checkSchedule(schedule); !bad.empty())
+    return fail("invalid learning-rate schedule: " + bad);
+  options.schedule = schedule;
+  if (!(clipGradNorm >= 0.0 && std::isfinite(clipGradNorm)))
+    return fail("--clip-grad-norm must be finite and non-negative");
+  options.clipGradNorm = clipGradNorm;
+  std::string ruleError;
+  if (!::piper::train::parseDecayRule(noDecay, options.decay, ruleError))
+    return fail(ruleError);
   if (options.optimizer == OptimizerKind::Sgd) {
-    if (lr.getNumOccurrences())
-      options.sgd.lr = lr;
+    options.sgd.lr = lr;
     options.sgd.momentum = momentum;
     if (weightDecay.getNumOccurrences())
       options.sgd.weightDecay = weightDecay;
   } else {
-    if (lr.getNumOccurrences())
-      options.adamw.lr = lr;
+    options.adamw.lr = lr;
     options.adamw.beta1 = beta1;
     options.adamw.beta2 = beta2;
     options.adamw.eps = eps;

@@ -29,6 +29,7 @@
 
 #include "Checkpointing.h"
 #include "Data.h"
+#include "Hyperparameters.h"
 #include "Job.h"
 #include "Params.h"
 #include "Program.h"
@@ -54,7 +55,9 @@ namespace cl = llvm::cl;
 
 namespace {
 
-cl::OptionCategory category("piper-run options");
+cl::OptionCategory &category = runOptions();
+// --lr, --warmup-steps, --lr-schedule, --min-lr, --decay-steps and
+// --clip-grad-norm: Hyperparameters.cpp.
 cl::opt<std::string> planDir(cl::Positional, cl::desc("<plan directory>"),
                              cl::Required, cl::cat(category));
 cl::opt<int64_t> steps("steps", cl::desc("Training steps (default 1)"),
@@ -210,8 +213,12 @@ int main(int argc, char **argv) {
                 std::to_string(evalBatches));
   if (!plan::loadManifest(planDir, manifest, error))
     return fail(error);
+  Hyperparameters hyper;
+  if (!hyper.configure(manifest, steps, error))
+    return fail(error);
   Job job;
-  if (!job.start(argc, argv, manifest, traceFile, error)) {
+  if (!job.start(argc, argv, manifest, traceFile, error) ||
+      !hyper.start(manifest, job, error)) {
     // Every rank runs the same checks on the same plan, so every rank fails
     // alike; rank 0 alone says why.
     if (job.rank == 0)
@@ -287,6 +294,7 @@ int main(int argc, char **argv) {
       llvm::errs().flush();
       std::raise(SIGKILL);
     }
+    hyper.set(job, s);
     double loss = 0, seconds = 0;
     if (!runStepProgram(stepContext, data, s, "step " + std::to_string(s), loss,
                         seconds, error))
@@ -307,11 +315,17 @@ int main(int argc, char **argv) {
                    << llvm::format("%.4g", perStep) << " s/step  ETA "
                    << llvm::format("%.3g", perStep * (steps - s)) << " s\n";
     }
-    if (log && job.rank == 0)
+    if (log && job.rank == 0) {
       *log << "{\"step\": " << s
-           << ", \"loss\": " << llvm::format("%.17g", loss)
-           << ", \"seconds\": " << llvm::format("%.6f", seconds)
+           << ", \"loss\": " << llvm::format("%.17g", loss) << ", \"lr\": "
+           << llvm::format("%.17g", train::lrAt(hyper.schedule, s));
+      if (hyper.clips)
+        *log << ", \"grad_norm\": "
+             << llvm::format("%.17g",
+                             piper_plan_session_grad_norm(job.session));
+      *log << ", \"seconds\": " << llvm::format("%.6f", seconds)
            << ", \"threads\": " << threads << "}\n";
+    }
     // Updated parameters and state become next step's arguments.
     for (int64_t j : role.outputs)
       if (std::optional<int64_t> target = manifest.results[j].updates)

@@ -46,6 +46,9 @@ struct CompileOptions {
   std::string directives;
   /// The optimizer the training step is built with (--piper-optimizer).
   PiperOptimizerOptions optimizer;
+  /// Compile global gradient-norm clipping in, with this default bound
+  /// (piper-run --clip-grad-norm overrides it); 0: no clipping.
+  double clipGradNorm = 0.0;
   /// The model file's name, as plan.json records it.
   std::string sourceName;
 };

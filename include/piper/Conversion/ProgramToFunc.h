@@ -69,6 +69,8 @@ struct ProgramLowering {
   int64_t launchIndex = 0;
   /// The local clones of bodies, by body and argument types.
   DenseMap<std::pair<Operation *, Type>, func::FuncOp> localBodies;
+  /// Gradient clipping: the step's piper_clip_finish call (ClipGradNorm.h).
+  Operation *clipFinish = nullptr;
   /// The function's return, whose operands the piper.output patterns set.
   Operation *terminator = nullptr;
 

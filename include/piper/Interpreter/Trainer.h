@@ -24,6 +24,7 @@
 #ifndef PIPER_INTERPRETER_TRAINER_H
 #define PIPER_INTERPRETER_TRAINER_H
 
+#include "piper-rt/train.h"
 #include "piper/Interpreter/ByteCorpus.h"
 #include "piper/Interpreter/Inputs.h"
 #include "piper/Interpreter/Interpreter.h"
@@ -50,9 +51,22 @@ struct TrainerOptions {
   /// not owned, must outlive the trainer.
   const ref::ByteCorpus *corpus = nullptr;
   Precision precision = Precision::F64;
-  OptimizerKind optimizer = OptimizerKind::Sgd;
-  ref::SgdConfig sgd;
-  ref::AdamWConfig adamw;
+  /// The defaults are every tool's (piper-rt/train.h).
+  OptimizerKind optimizer = OptimizerKind::AdamW;
+  ref::SgdConfig sgd{::piper::train::kDefaultLr,
+                     ::piper::train::kDefaultMomentum,
+                     ::piper::train::kDefaultSgdWeightDecay};
+  ref::AdamWConfig adamw{
+      ::piper::train::kDefaultLr, ::piper::train::kDefaultBeta1,
+      ::piper::train::kDefaultBeta2, ::piper::train::kDefaultEps,
+      ::piper::train::kDefaultAdamWWeightDecay};
+  /// The learning rate of step n is lrAt(*schedule, n) when set (the
+  /// optimizer config's lr otherwise).
+  std::optional<::piper::train::LrSchedule> schedule;
+  /// Clip the global gradient norm to this bound before the update (0: off).
+  double clipGradNorm = 0.0;
+  /// Which parameters decay (the rest get weight decay 0).
+  ::piper::train::DecayRule decay;
 };
 
 /// One trainable parameter with its optimizer state.
@@ -70,6 +84,9 @@ struct StepResult {
   /// 1-based step number whose data was used.
   uint64_t step;
   double loss;
+  /// The global gradient norm before clipping (step() only; -1 otherwise)
+  /// and the learning rate the update used.
+  double gradNorm = -1.0, lr = 0.0;
   /// d loss / d parameter, one per parameter in argument order.
   std::vector<ref::Tensor> gradients;
 };

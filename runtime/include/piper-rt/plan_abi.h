@@ -227,6 +227,31 @@ void piper_comm_wait(int64_t event, int64_t stream);
 /// read).
 void piper_comm_sync_all(void);
 
+// Per-step hyperparameters (docs/Training.md). The learning rate and the
+// gradient-norm bound are inputs of each step, not constants of the plan:
+// the driver sets them before every step
+// (piper_plan_session_set_hyperparameters) and the plan reads them.
+/// The learning rate of the running step (the optimizer updates read it once
+/// per update, outside their loops).
+double piper_step_lr(void);
+// Global gradient-norm clipping, in plans compiled with --clip-grad-norm.
+// Before its first update, a program adds every gradient it is about to
+// apply, each weighted by 1 / (the devices that hold the same elements), to
+// the step's sum of squares; finish sums that over every rank of the job
+// (the session's clip communicator), so the norm is that of the serial
+// model's gradients under any strategy; scale multiplies a gradient by
+// min(1, max_norm / (norm + 1e-6)) (piper-rt/train.h, clipCoefficient).
+//   void piper_clip_accumulate_<t>(int64_t rank, void *desc, double weight);
+//   void piper_clip_finish(void);
+//   void piper_clip_scale_<t>(int64_t rin, void *in, int64_t rout, void *out);
+#define PIPER_PLAN_CLIP(T)                                                     \
+  void piper_clip_accumulate_##T(int64_t rank, void *desc, double weight);     \
+  void piper_clip_scale_##T(int64_t rin, void *in, int64_t rout, void *out);
+PIPER_PLAN_CLIP(f32)
+PIPER_PLAN_CLIP(f64)
+#undef PIPER_PLAN_CLIP
+void piper_clip_finish(void);
+
 // Errors. Part 1 calls return nothing: a failing call records the first
 // error of the step in the session (later calls of the step still run, so
 // that peers are not left waiting where possible), and the driver reads it
@@ -293,6 +318,20 @@ int piper_plan_session_member(piper_plan_session session, int64_t comm);
 piper_rt_status piper_plan_session_move(piper_plan_session session, void *data,
                                         size_t count, piper_rt_dtype dtype,
                                         int from, int to, int tag);
+
+/// The step's learning rate and gradient-norm bound (<= 0: no clipping),
+/// read by the next steps' piper_step_lr and piper_clip_finish.
+piper_rt_status piper_plan_session_set_hyperparameters(
+    piper_plan_session session, double lr, double clip_max_norm);
+/// Adds the communicator over every mesh axis (`axes`, the mesh's names)
+/// that piper_clip_finish sums over, on its own stream "clip". Collective:
+/// every rank calls it once, after the plan's communicators.
+piper_rt_status piper_plan_session_enable_clip(piper_plan_session session,
+                                               size_t num_axes,
+                                               const char *const *axes);
+/// The global gradient norm the last step computed (before clipping), or -1
+/// if it computed none.
+double piper_plan_session_grad_norm(piper_plan_session session);
 
 /// How the session's buffer cache served the plan's allocations.
 typedef struct piper_plan_buffer_stats {

@@ -175,9 +175,13 @@ struct Communicator {
 /// Informational: the update is compiled into the programs.
 struct Optimizer {
   std::string kind;
+  /// The compile-time default learning rate (piper-run --lr overrides it).
   double lr = 0;
+  /// The default gradient-norm bound of a plan compiled with clipping
+  /// (--clip-grad-norm); 0: the plan does not clip ("clip_grad_norm" absent).
+  double clipGradNorm = 0;
   bool operator==(const Optimizer &o) const {
-    return kind == o.kind && lr == o.lr;
+    return kind == o.kind && lr == o.lr && clipGradNorm == o.clipGradNorm;
   }
 };
 

@@ -16,6 +16,9 @@
 
 #include "Session.h"
 
+#include "piper-rt/train.h"
+
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -183,6 +186,75 @@ PIPER_PLAN_EXPORT void piper_comm_sync_all(void) {
 // Part 2
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// Per-step hyperparameters and gradient clipping
+//===----------------------------------------------------------------------===//
+
+PIPER_PLAN_EXPORT double piper_step_lr(void) {
+  return active("piper_step_lr").lr;
+}
+
+namespace {
+
+/// Sum of squares of a view's elements, in f64.
+template <typename T> double sumOfSquares(const piper_memref_view &view) {
+  int64_t n = piper_memref_numel(&view);
+  std::vector<T> data(n);
+  piper_memref_gather(&view, sizeof(T), data.data());
+  double sum = 0.0;
+  for (T x : data)
+    sum += static_cast<double>(x) * static_cast<double>(x);
+  return sum;
+}
+
+/// out = in * the step's clip factor, elementwise, in f64, rounded once.
+template <typename T>
+void scaleByClip(const piper_memref_view &in, const piper_memref_view &out,
+                 double coef) {
+  int64_t n = piper_memref_numel(&in);
+  T *dst = reinterpret_cast<T *>(piper_memref_data(&out, sizeof(T)));
+  piper_memref_gather(&in, sizeof(T), dst);
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = static_cast<T>(static_cast<double>(dst[i]) * coef);
+}
+
+} // namespace
+
+#define PIPER_PLAN_CLIP(T, CT)                                                 \
+  PIPER_PLAN_EXPORT void piper_clip_accumulate_##T(int64_t rank, void *desc,   \
+                                                   double weight) {            \
+    piper_plan_session_impl &s = active("piper_clip_accumulate_" #T);          \
+    s.clipSumOfSquares +=                                                      \
+        weight * sumOfSquares<CT>(piper_memref_decode(rank, desc));            \
+  }                                                                            \
+  PIPER_PLAN_EXPORT void piper_clip_scale_##T(int64_t rin, void *in,           \
+                                              int64_t rout, void *out) {       \
+    piper_plan_session_impl &s = active("piper_clip_scale_" #T);               \
+    scaleByClip<CT>(piper_memref_decode(rin, in),                              \
+                    piper_memref_decode(rout, out), s.clipCoef);               \
+  }
+PIPER_PLAN_CLIP(f32, float)
+PIPER_PLAN_CLIP(f64, double)
+#undef PIPER_PLAN_CLIP
+
+PIPER_PLAN_EXPORT void piper_clip_finish(void) {
+  piper_plan_session_impl &s = active("piper_clip_finish");
+  double total = s.clipSumOfSquares;
+  s.clipSumOfSquares = 0.0;
+  if (s.backend) {
+    if (s.clipComm < 0) {
+      s.errors.set("clip: the plan clips gradients but the session has no "
+                   "clip communicator (piper_plan_session_enable_clip)");
+    } else {
+      piper_memref_view view = {reinterpret_cast<char *>(&total), 0, 0, nullptr,
+                                nullptr};
+      s.backend->allReduce(view, view, kF64, s.clipComm, 1.0);
+    }
+  }
+  s.gradNorm = std::sqrt(total);
+  s.clipCoef = piper::train::clipCoefficient(total, s.clipMaxNorm);
+}
+
 #define PIPER_PLAN_CHECK_SESSION(session)                                      \
   do {                                                                         \
     if (!(session))                                                            \
@@ -241,9 +313,10 @@ PIPER_PLAN_EXPORT piper_rt_status piper_plan_session_add_communicator(
   PIPER_PLAN_CHECK_SESSION(session);
   if (!session->backend)
     return noRuntime(__func__);
-  return session->backend->addCommunicator(names(num_axes, axes), stream)
-             ? PIPER_RT_OK
-             : piper_rt_last_status();
+  if (!session->backend->addCommunicator(names(num_axes, axes), stream))
+    return piper_rt_last_status();
+  ++session->communicators;
+  return PIPER_RT_OK;
 }
 
 PIPER_PLAN_EXPORT piper_rt_status piper_plan_session_set_streams(
@@ -299,6 +372,32 @@ piper_plan_session_move(piper_plan_session session, void *data, size_t count,
   return session->backend->move(data, count, dtype, from, to, tag)
              ? PIPER_RT_OK
              : piper_rt_last_status();
+}
+
+PIPER_PLAN_EXPORT piper_rt_status piper_plan_session_set_hyperparameters(
+    piper_plan_session session, double lr, double clip_max_norm) {
+  PIPER_PLAN_CHECK_SESSION(session);
+  session->lr = lr;
+  session->clipMaxNorm = clip_max_norm;
+  session->gradNorm = -1.0;
+  return PIPER_RT_OK;
+}
+
+PIPER_PLAN_EXPORT piper_rt_status piper_plan_session_enable_clip(
+    piper_plan_session session, size_t num_axes, const char *const *axes) {
+  PIPER_PLAN_CHECK_SESSION(session);
+  if (!session->backend)
+    return PIPER_RT_OK; // one device: the local sum is the global one
+  std::vector<std::string> list = names(num_axes, axes);
+  if (!session->backend->addCommunicator(list, "clip"))
+    return piper_rt_last_status();
+  session->clipComm = session->communicators++;
+  return PIPER_RT_OK;
+}
+
+PIPER_PLAN_EXPORT double
+piper_plan_session_grad_norm(piper_plan_session session) {
+  return session ? session->gradNorm : -1.0;
 }
 
 PIPER_PLAN_EXPORT piper_rt_status piper_plan_session_buffer_stats(

@@ -249,7 +249,8 @@ bool Reader::manifest(const Value &v, Manifest &m) {
     Optimizer opt;
     if (!object(*o, root + ".optimizer") ||
         !field(*o, root + ".optimizer", "kind", opt.kind) ||
-        !field(*o, root + ".optimizer", "lr", opt.lr))
+        !field(*o, root + ".optimizer", "lr", opt.lr) ||
+        !optional(*o, root + ".optimizer", "clip_grad_norm", opt.clipGradNorm))
       return false;
     m.optimizer = opt;
   }

@@ -100,9 +100,12 @@ std::string piper::plan::writeManifest(const Manifest &m) {
   for (const Communicator &c : m.communicators)
     comms.emplace_back(Object{{"axes", strings(c.axes)}, {"stream", c.stream}});
   o.emplace_back("communicators", std::move(comms));
-  if (m.optimizer)
-    o.emplace_back("optimizer", Object{{"kind", m.optimizer->kind},
-                                       {"lr", m.optimizer->lr}});
+  if (m.optimizer) {
+    Object opt{{"kind", m.optimizer->kind}, {"lr", m.optimizer->lr}};
+    if (m.optimizer->clipGradNorm > 0)
+      opt.emplace_back("clip_grad_norm", m.optimizer->clipGradNorm);
+    o.emplace_back("optimizer", std::move(opt));
+  }
   for (const Tensor &t : m.arguments)
     args.push_back(tensorJSON(t));
   for (const Tensor &t : m.results)

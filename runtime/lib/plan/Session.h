@@ -53,6 +53,12 @@ struct piper_plan_session_impl {
   std::string failedStep;
   /// Null without a runtime context (a single-device plan).
   std::unique_ptr<piper::plan::Backend> backend;
+  /// The step's hyperparameters (piper_plan_session_set_hyperparameters).
+  double lr = 0.0, clipMaxNorm = 0.0;
+  /// Clipping: the communicator over every axis (-1: none), this step's
+  /// weighted sum of squares, its norm (-1 before finish) and factor.
+  int64_t clipComm = -1, communicators = 0;
+  double clipSumOfSquares = 0.0, gradNorm = -1.0, clipCoef = 1.0;
 };
 
 #endif // PIPER_RUNTIME_LIB_PLAN_SESSION_H

@@ -63,6 +63,7 @@ protected:
   static TrainerOptions sgd(uint64_t seed = 0) {
     TrainerOptions options;
     options.seed = seed;
+    options.optimizer = OptimizerKind::Sgd;
     options.sgd.lr = 0.1;
     options.sgd.momentum = 0.9;
     return options;

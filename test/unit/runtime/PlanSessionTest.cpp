@@ -17,6 +17,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,44 @@ TEST_F(PlanSessionTest, CommunicationWithoutARuntimeFailsTheStep) {
   EXPECT_NE(piper_plan_session_finish_step(session), PIPER_RT_OK);
   EXPECT_STREQ(piper_plan_session_step_error(session),
                "all_to_all: the plan has no communicator #3");
+}
+
+// The per-step hyperparameters: the plan reads the learning rate the driver
+// set; on one device the clip norm is the local weighted sum's.
+TEST_F(PlanSessionTest, StepLearningRateAndClipping) {
+  ASSERT_EQ(piper_plan_session_set_hyperparameters(session, 0.25, 1.0),
+            PIPER_RT_OK);
+  EXPECT_EQ(piper_step_lr(), 0.25);
+  EXPECT_EQ(piper_plan_session_grad_norm(session), -1.0);
+  ASSERT_EQ(piper_plan_session_enable_clip(session, 0, nullptr), PIPER_RT_OK);
+
+  double g[2] = {3, 4}, h[1] = {12}, out[2] = {0, 0};
+  int64_t two[] = {2}, one[] = {1};
+  std::vector<uint64_t> gd(piper_memref_descriptor_size(1) / 8), hd(gd.size()),
+      od(gd.size());
+  piper_memref_describe(gd.data(), g, 1, two);
+  piper_memref_describe(hd.data(), h, 1, one);
+  piper_memref_describe(od.data(), out, 1, two);
+  // |g|^2 = 25 counted once, h held by 4 devices: 144 / 4 = 36: norm sqrt 61.
+  piper_clip_accumulate_f64(1, gd.data(), 1.0);
+  piper_clip_accumulate_f64(1, hd.data(), 0.25);
+  piper_clip_finish();
+  EXPECT_DOUBLE_EQ(piper_plan_session_grad_norm(session), std::sqrt(61.0));
+  piper_clip_scale_f64(1, gd.data(), 1, od.data());
+  double coef = 1.0 / (std::sqrt(61.0) + 1e-6);
+  EXPECT_DOUBLE_EQ(out[0], 3 * coef);
+  EXPECT_DOUBLE_EQ(out[1], 4 * coef);
+  EXPECT_EQ(piper_plan_session_finish_step(session), PIPER_RT_OK);
+
+  // The next step starts a fresh sum; a bound of 0 turns clipping off.
+  ASSERT_EQ(piper_plan_session_set_hyperparameters(session, 0.5, 0.0),
+            PIPER_RT_OK);
+  piper_clip_accumulate_f64(1, gd.data(), 1.0);
+  piper_clip_finish();
+  EXPECT_DOUBLE_EQ(piper_plan_session_grad_norm(session), 5.0);
+  piper_clip_scale_f64(1, gd.data(), 1, od.data());
+  EXPECT_EQ(out[0], 3.0);
+  EXPECT_EQ(out[1], 4.0);
 }
 
 TEST_F(PlanSessionTest, HostCallsNeedARuntimeOnlyToMoveData) {

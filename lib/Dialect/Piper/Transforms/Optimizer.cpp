@@ -10,10 +10,13 @@
 // the optimizer state becomes function arguments and results, and each
 // parameter's update runs in a `pass = UPD` chunk carrying the tags of the
 // forward chunk that uses the parameter, so that directives place and
-// schedule updates next to the stage that owns the weight.
+// schedule updates next to the stage that owns the weight. Weight decay is
+// per parameter group (piper-rt/train.h's DecayRule): by default biases and
+// norm gains (rank < 2) do not decay.
 //
 //===----------------------------------------------------------------------===//
 
+#include "piper-rt/train.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/ChunkUtils.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
@@ -56,15 +59,33 @@ ChunkPath updatePathOf(BlockArgument param) {
   return common.value_or(ChunkPath());
 }
 
-struct OptimizerPass : public piper::impl::PiperOptimizerBase<OptimizerPass> {
+struct OptimizerPass
+    : public mlir::piper::impl::PiperOptimizerBase<OptimizerPass> {
   using PiperOptimizerBase::PiperOptimizerBase;
 
   LogicalResult updateFunction(func::FuncOp fn);
+
+  /// The weight decay of parameter `name` of type `type`: the option's (or
+  /// the optimizer's default) unless the no-decay rule excludes it.
+  double weightDecayOf(StringRef name, Type type) const {
+    double decay = weightDecay < 0
+                       ? ::piper::train::defaultWeightDecay(optimizer)
+                       : double(weightDecay);
+    int64_t rank = cast<ShapedType>(type).getRank();
+    return ::piper::train::decays(decayRule, name.str(), rank) ? decay : 0.0;
+  }
+
+  ::piper::train::DecayRule decayRule;
 
   void runOnOperation() override {
     if (optimizer != "sgd" && optimizer != "adamw") {
       getOperation().emitError() << "piper-optimizer: unknown optimizer '"
                                  << optimizer << "'; expected sgd or adamw";
+      return signalPassFailure();
+    }
+    std::string error;
+    if (!::piper::train::parseDecayRule(noDecay, decayRule, error)) {
+      getOperation().emitError() << "piper-optimizer: " << error;
       return signalPassFailure();
     }
     bool any = false;
@@ -191,13 +212,13 @@ LogicalResult OptimizerPass::updateFunction(func::FuncOp fn) {
       auto op = AdamWUpdateOp::create(
           b, loc, TypeRange{t, t, t}, update.param, update.grad, state(0),
           state(1), step, f64(lr), f64(beta1), f64(beta2), f64(eps),
-          f64(weightDecay < 0 ? 0.01 : weightDecay));
+          f64(weightDecayOf(update.name.getValue(), t)));
       outs = {op.getNewParam(), op.getNewExpAvg(), op.getNewExpAvgSq(), step};
     } else {
       Type t = update.param.getType();
       auto op = SgdUpdateOp::create(
           b, loc, TypeRange{t, t}, update.param, update.grad, state(0), f64(lr),
-          f64(momentum), f64(weightDecay < 0 ? 0.0 : weightDecay));
+          f64(momentum), f64(weightDecayOf(update.name.getValue(), t)));
       outs = {op.getNewParam(), op.getNewMomentumBuffer()};
     }
     results.push_back(outs[0]);

@@ -13,6 +13,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+// The optimizer options' defaults.
+#include "piper-rt/train_defaults.h"
+
 namespace mlir::piper {
 
 #define GEN_PASS_DECL

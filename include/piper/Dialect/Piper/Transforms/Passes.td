@@ -122,21 +122,37 @@ def PiperOptimizer : Pass<"piper-optimizer", "::mlir::ModuleOp"> {
     Example: `piper-opt --piper-autodiff
     --piper-optimizer="optimizer=adamw lr=1e-3 weight-decay=0.01"`.
 
+    Weight decay is per parameter group: a parameter the `no-decay` rule
+    selects gets `weight_decay = 0` (by default every parameter of rank 0 or
+    1: biases and norm gains). The `lr` attribute of each update is the
+    compile-time default only: the native lowering reads the learning rate
+    of the running step from the runtime (`piper_step_lr`, docs/Training.md).
+
     **Options:** `optimizer` (`sgd` or `adamw`), `lr`, `momentum` (SGD),
     `weight-decay` (PyTorch's defaults: 0 for SGD, 0.01 for AdamW), `beta1`,
-    `beta2`, `eps` (AdamW).
+    `beta2`, `eps` (AdamW), `no-decay` (`rank<2`, `none`, `all` or
+    comma-separated name globs). The defaults are every tool's
+    (`runtime/include/piper-rt/train_defaults.h`).
   }];
   let options = [
-    Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
-           "sgd or adamw">,
-    Option<"lr", "lr", "double", "1.0e-3", "learning rate (> 0)">,
-    Option<"momentum", "momentum", "double", "0.0", "SGD momentum">,
+    Option<"optimizer", "optimizer", "std::string",
+           "PIPER_TRAIN_DEFAULT_OPTIMIZER", "sgd or adamw">,
+    Option<"lr", "lr", "double", "PIPER_TRAIN_DEFAULT_LR",
+           "learning rate (> 0)">,
+    Option<"momentum", "momentum", "double",
+           "PIPER_TRAIN_DEFAULT_MOMENTUM", "SGD momentum">,
     Option<"weightDecay", "weight-decay", "double", "-1.0",
            "weight decay, L2 for SGD and decoupled for AdamW (default, as "
            "in PyTorch: 0 for SGD, 0.01 for AdamW)">,
-    Option<"beta1", "beta1", "double", "0.9", "AdamW first-moment decay">,
-    Option<"beta2", "beta2", "double", "0.999", "AdamW second-moment decay">,
-    Option<"eps", "eps", "double", "1.0e-8", "AdamW denominator epsilon">
+    Option<"beta1", "beta1", "double", "PIPER_TRAIN_DEFAULT_BETA1",
+           "AdamW first-moment decay">,
+    Option<"beta2", "beta2", "double", "PIPER_TRAIN_DEFAULT_BETA2",
+           "AdamW second-moment decay">,
+    Option<"eps", "eps", "double", "PIPER_TRAIN_DEFAULT_EPS",
+           "AdamW denominator epsilon">,
+    Option<"noDecay", "no-decay", "std::string",
+           "PIPER_TRAIN_DEFAULT_NO_DECAY",
+           "parameters without weight decay: rank<2, none, all or name globs">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

@@ -46,6 +46,11 @@ constexpr llvm::StringLiteral kCommIndexAttrName = "piper_plan.comm";
 /// program alone).
 constexpr llvm::StringLiteral kPeerRoleAttrName = "piper_plan.peer_role";
 
+/// On the module: the default gradient-norm bound (F64Attr) of a plan that
+/// clips gradients (piper-compile --clip-grad-norm; docs/Training.md).
+constexpr llvm::StringLiteral kClipGradNormAttrName =
+    "piper_plan.clip_grad_norm";
+
 /// One communicator every program may use: (axes, stream).
 struct CommKey {
   SmallVector<std::string> axes;
