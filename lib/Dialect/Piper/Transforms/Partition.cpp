@@ -534,6 +534,30 @@ LogicalResult Partitioner::run() {
     builder.setInsertionPointToEnd(&program->op.getBody().front());
     OutputOp::create(builder, ret.getLoc(), index, *value);
   }
+  // A copy of a node (tieSharedParameters) writes the same step results as
+  // the original, so every group holding a tied parameter reads its update.
+  llvm::StringMap<TaskOp> byName;
+  for (auto task : body.getOps<TaskOp>())
+    byName[task.getName()] = task;
+  for (auto copy : body.getOps<TaskOp>()) {
+    auto original = copy->getAttrOfType<StringAttr>("copy_of");
+    TaskOp of = original ? byName.lookup(original.getValue()) : TaskOp();
+    if (!of)
+      continue;
+    Program &program = getProgram(copy.getDevicesAttr());
+    builder.setInsertionPointToEnd(&program.op.getBody().front());
+    for (auto [index, result] : llvm::enumerate(ret.getOperands())) {
+      auto dagResult = dyn_cast<OpResult>(result);
+      if (!dagResult || dagResult.getOwner() != dag)
+        continue;
+      auto produced = dyn_cast<OpResult>(
+          yield->getOperand(dagResult.getResultNumber()));
+      if (produced && produced.getOwner() == of)
+        OutputOp::create(
+            builder, ret.getLoc(), index,
+            program.values.lookup(copy.getResult(produced.getResultNumber())));
+    }
+  }
 
   for (auto &[key, program] : programs) {
     // `compute` first, then the streams in order of first use.
@@ -576,6 +600,8 @@ LogicalResult mlir::piper::partitionIntoPrograms(func::FuncOp step) {
              << meshes.size();
     mesh = meshes.front();
   }
+  if (failed(tieSharedParameters(step, dag)))
+    return failure();
   return Partitioner(step, dag, mesh).run();
 }
 
