@@ -133,13 +133,13 @@ Value Tier::onGroup(Value value, DictionaryAttr group, Operation *consumer) {
   Operation *def = value.getDefiningOp();
   if (!def || def->getParentOp() != dag)
     return value; // step arguments are read where they are used
-  if (isUnplaced(def))
-    if (Operation *copy = copies.lookup({def, group}))
-      return copy->getResult(cast<OpResult>(value).getResultNumber());
-  // Where the value lives now (a copy of an unplaced node keeps the
-  // original's results on its first group).
+  if (Operation *copy = copies.lookup({def, group}))
+    return copy->getResult(cast<OpResult>(value).getResultNumber());
+  // Where the value lives: a node given copies keeps its results on the
+  // first group it serves; an accumulate left alone sums where its first
+  // value lives.
   DictionaryAttr from = placedGroup(def);
-  if (!from && isUnplaced(def) && !groupsOf(def).empty())
+  if (!from && isa<AccumulateOp>(def) && !groupsOf(def).empty())
     from = groupsOf(def).front();
   if (!from || from == group)
     return value;
@@ -180,13 +180,13 @@ LogicalResult Tier::run() {
   for (Operation &node : body.without_terminator())
     if (isUnplaced(&node) && !groupsOf(&node).empty())
       unplaced.push_back(&node);
+  DenseSet<Operation *> wasUnplaced(unplaced.begin(), unplaced.end());
   for (Operation *node : unplaced) {
     Groups served = groupsOf(node);
     // Accumulates of placed tasks are `place`'s business.
     if (isa<AccumulateOp>(node) &&
-        llvm::none_of(node->getOperands(), [](Value v) {
-          Operation *def = v.getDefiningOp();
-          return def && isUnplaced(def);
+        llvm::none_of(node->getOperands(), [&](Value v) {
+          return wasUnplaced.contains(v.getDefiningOp());
         }))
       continue;
     // Clone before rewiring: every copy starts from the original operands.
@@ -195,9 +195,14 @@ LogicalResult Tier::run() {
       OpBuilder builder(node);
       builder.setInsertionPointAfter(nodeCopies.back());
       Operation *copy = builder.clone(*node);
+      // Node names are unique in the DAG.
+      std::string name =
+          (getNodeName(node) + "@" + formatDeviceGroup(group)).str();
       if (auto task = dyn_cast<TaskOp>(copy)) {
-        task.setName((task.getName() + "@" + formatDeviceGroup(group)).str());
+        task.setName(name);
         copy->setAttr("copy_of", cast<TaskOp>(node).getNameAttr());
+      } else {
+        cast<AccumulateOp>(copy).setName(name);
       }
       nodeCopies.push_back(copy);
     }
