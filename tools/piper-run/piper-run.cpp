@@ -29,6 +29,7 @@
 
 #include "Data.h"
 #include "Job.h"
+#include "Memory.h"
 #include "Params.h"
 #include "Program.h"
 
@@ -84,6 +85,12 @@ cl::opt<bool> bufferStatsFlag(
     "buffer-stats",
     cl::desc("At the end, print how many of the plan's allocations the "
              "buffer cache served (rank 0, stderr)"),
+    cl::init(false), cl::cat(category));
+cl::opt<bool> peakBytesFlag(
+    "peak-bytes",
+    cl::desc("At the end, print each rank's peak bytes: the plan's buffers' "
+             "high-water mark plus the step arguments and results it holds "
+             "(rank 0, stdout)"),
     cl::init(false), cl::cat(category));
 cl::opt<std::string> logFile("log",
                              cl::desc("Also write one JSON line per step"),
@@ -286,6 +293,12 @@ int main(int argc, char **argv) {
     llvm::errs() << "piper-run: " << stats.requests << " allocations, "
                  << stats.reused << " served from the buffer cache, "
                  << stats.reserved_bytes << " bytes reserved\n";
+  }
+  if (peakBytesFlag) {
+    std::string text;
+    if (!reportPeakBytes(job, args, results, text, error))
+      return fail(error);
+    llvm::outs() << text;
   }
   if (!paramsOut.empty()) {
     std::string text;
