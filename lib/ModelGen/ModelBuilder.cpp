@@ -354,11 +354,10 @@ void ModelBuilder::buildDecoder() {
         Value n = rmsnorm(loc("final_norm"), x, param("final_norm.weight"));
         // Tied: the head is the embedding table read as [H, V].
         Value head = config.tieEmbeddings
-                         ? TransposeOp::create(
-                               b, loc("lm_head.tied"),
-                               floats({h, config.vocab}),
-                               param("embed.weight"),
-                               b.getDenseI64ArrayAttr({1, 0}))
+                         ? TransposeOp::create(b, loc("lm_head.tied"),
+                                               floats({h, config.vocab}),
+                                               param("embed.weight"),
+                                               b.getDenseI64ArrayAttr({1, 0}))
                                .getResult()
                          : param("lm_head.weight");
         Value logits = linear(loc("lm_head"), n, head);

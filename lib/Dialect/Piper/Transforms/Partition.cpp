@@ -550,8 +550,8 @@ LogicalResult Partitioner::run() {
       auto dagResult = dyn_cast<OpResult>(result);
       if (!dagResult || dagResult.getOwner() != dag)
         continue;
-      auto produced = dyn_cast<OpResult>(
-          yield->getOperand(dagResult.getResultNumber()));
+      auto produced =
+          dyn_cast<OpResult>(yield->getOperand(dagResult.getResultNumber()));
       if (produced && produced.getOwner() == of)
         OutputOp::create(
             builder, ret.getLoc(), index,

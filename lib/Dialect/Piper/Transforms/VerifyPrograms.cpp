@@ -518,15 +518,16 @@ LogicalResult Verifier::checkParameterReads() {
       ProgramOp writer;
       for (ProgramOp other : programs)
         if (other.getStep() == program.getStep() &&
-            llvm::any_of(other.getBody().getOps<OutputOp>(),
-                         [&](OutputOp o) { return o.getIndex() == it->second; }))
+            llvm::any_of(other.getBody().getOps<OutputOp>(), [&](OutputOp o) {
+              return o.getIndex() == it->second;
+            }))
           writer = other;
       if (!writer)
         continue;
       InFlightDiagnostic diag =
           input.emitError()
-          << describe(program) << " reads parameter '" << param.getName().getValue()
-          << "' (argument " << input.getIndex()
+          << describe(program) << " reads parameter '"
+          << param.getName().getValue() << "' (argument " << input.getIndex()
           << "), but only " << describe(writer) << " writes its update (result "
           << it->second
           << "): from the second step on it would read a stale value; every "
