@@ -5,8 +5,8 @@
 // over microbatches and of the AdamW update, and both write the updated
 // table, so neither stage reads a stale value. Under PP2 1F1B (the two
 // users on two ranks) and DualPipeV on 2 ranks (stages 0 and 3 folded onto
-// rank 0), 5 f64 steps match the serial interpreter on the unsplit model,
-// losses and every parameter.
+// rank 0), and PP2 x DP2 with ZeRO-1, 5 f64 steps match the serial
+// interpreter on the unsplit model, losses and every parameter.
 // REQUIRES: mpi
 // RUN: rm -rf %t && mkdir -p %t
 
@@ -33,6 +33,18 @@
 // RUN: %mpiexec -np 2 piper-run %t/gpt4.dpv.plan --steps=5 --params-out=%t/gpt4.dpv.params > %t/gpt4.dpv.txt
 // RUN: %numdiff %t/gpt4.interp.txt %t/gpt4.dpv.txt
 // RUN: %numdiff %t/gpt4.interp.params %t/gpt4.dpv.params
+
+// PP2 x DP2 on 4 ranks, ZeRO-1: each stage's copy of the tied gradient is
+// reduce-scattered over dp, updated in shards and all-gathered, on both
+// stages; global batch 2 replicas x 2 microbatches x 1.
+// RUN: echo '{"mesh": "mesh", "directives": [{"split": {"filter": {}, "n": 2}}, {"place": {"filter": {"PP": 0}, "devices": {"pp": 0}, "stream": "pp"}}, {"place": {"filter": {"PP": 1}, "devices": {"pp": 1}, "stream": "pp"}}, {"replicate": {"filter": {}, "devices": ["dp"], "zero": 1}}, {"schedule": {"name": "1f1b"}}]}' > %t/ppdp.json
+// RUN: piper-gen --model=gpt --config=tiny-gpt --tie-embeddings --batch=4 --dtype=f64 --mesh=dp=1 -o %t/gptb4.mlir
+// RUN: piper-interp %t/gptb4.mlir --steps=5 --optimizer=adamw --params-out=%t/gptb4.interp.params > %t/gptb4.interp.txt
+// RUN: piper-gen --model=gpt --config=tiny-gpt --tie-embeddings --pp=2 --batch=1 --dtype=f64 --mesh=dp=2,pp=2 -o %t/gpt.ppdp.mlir
+// RUN: piper-compile %t/gpt.ppdp.mlir --directives=%t/ppdp.json -o %t/gpt.ppdp.plan
+// RUN: %mpiexec -np 4 piper-run %t/gpt.ppdp.plan --steps=5 --params-out=%t/gpt.ppdp.params > %t/gpt.ppdp.txt
+// RUN: %numdiff %t/gptb4.interp.txt %t/gpt.ppdp.txt
+// RUN: %numdiff %t/gptb4.interp.params %t/gpt.ppdp.params
 
 // The tied table's update runs on both stages, each summing the two
 // contributions in the same order, and both write it (result 1).

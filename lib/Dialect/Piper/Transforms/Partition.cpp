@@ -536,16 +536,18 @@ LogicalResult Partitioner::run() {
   }
   // A copy of a node (tieSharedParameters) writes the same step results as
   // the original, so every group holding a tied parameter reads its update.
-  llvm::StringMap<TaskOp> byName;
-  for (auto task : body.getOps<TaskOp>())
-    byName[task.getName()] = task;
-  for (auto copy : body.getOps<TaskOp>()) {
-    auto original = copy->getAttrOfType<StringAttr>("copy_of");
-    TaskOp of = original ? byName.lookup(original.getValue()) : TaskOp();
-    if (!of)
+  llvm::StringMap<Operation *> byName;
+  for (Operation &node : body.without_terminator())
+    if (!isa<MicrobatchOp>(node))
+      byName[getNodeName(&node)] = &node;
+  for (Operation &copy : body.without_terminator()) {
+    auto original = copy.getAttrOfType<StringAttr>("copy_of");
+    Operation *of = original ? byName.lookup(original.getValue()) : nullptr;
+    Value first = copy.getNumResults() ? copy.getResult(0) : Value();
+    Program *program = first ? home.lookup(first) : nullptr;
+    if (!of || !program)
       continue;
-    Program &program = getProgram(copy.getDevicesAttr());
-    builder.setInsertionPointToEnd(&program.op.getBody().front());
+    builder.setInsertionPointToEnd(&program->op.getBody().front());
     for (auto [index, result] : llvm::enumerate(ret.getOperands())) {
       auto dagResult = dyn_cast<OpResult>(result);
       if (!dagResult || dagResult.getOwner() != dag)
@@ -555,10 +557,9 @@ LogicalResult Partitioner::run() {
       if (produced && produced.getOwner() == of)
         OutputOp::create(
             builder, ret.getLoc(), index,
-            program.values.lookup(copy.getResult(produced.getResultNumber())));
+            program->values.lookup(copy.getResult(produced.getResultNumber())));
     }
   }
-
   for (auto &[key, program] : programs) {
     // `compute` first, then the streams in order of first use.
     SmallVector<Attribute> streams;

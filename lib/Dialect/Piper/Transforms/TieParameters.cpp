@@ -79,9 +79,20 @@ DictionaryAttr placedGroup(Operation *node) {
   return nullptr;
 }
 
+/// A node this rewrite may place: an accumulate, a collective with no
+/// device group of its own (a data-parallel reduction or gather runs where
+/// its operand lives), or an unplaced derived
+/// task (backward or update) that carries no chunk tag but the microbatch.
+/// A forward task, or one a chunk tag selects, is the user's to place:
+/// forgetting it stays an error of partitioning.
 bool isUnplaced(Operation *node) {
   if (auto task = dyn_cast<TaskOp>(node))
-    return !task.getDevicesAttr();
+    return !task.getDevicesAttr() && task.getPass() != PassKind::F &&
+           llvm::all_of(task.getTags(), [](NamedAttribute tag) {
+             return tag.getName() == "MB";
+           });
+  if (auto collective = dyn_cast<CollectiveOp>(node))
+    return !collective.getDevicesAttr();
   return isa<AccumulateOp>(node);
 }
 
@@ -105,8 +116,6 @@ void Tier::addGroupsOfValue(Value value, Groups &out) {
     out.insert(inner.begin(), inner.end());
     return;
   }
-  if (auto collective = dyn_cast<CollectiveOp>(def))
-    addGroupsOfValue(collective.getValue(), out);
 }
 
 const Groups &Tier::groupsOf(Operation *node) {
@@ -122,9 +131,8 @@ const Groups &Tier::groupsOf(Operation *node) {
 StringAttr Tier::transferStream() {
   if (!stream) {
     auto existing = dag.getBody().getOps<TransferOp>();
-    stream = existing.empty()
-                 ? StringAttr::get(dag.getContext(), "pp")
-                 : (*existing.begin()).getStreamAttr();
+    stream = existing.empty() ? StringAttr::get(dag.getContext(), "pp")
+                              : (*existing.begin()).getStreamAttr();
   }
   return stream;
 }
@@ -139,7 +147,7 @@ Value Tier::onGroup(Value value, DictionaryAttr group, Operation *consumer) {
   // first group it serves; an accumulate left alone sums where its first
   // value lives.
   DictionaryAttr from = placedGroup(def);
-  if (!from && isa<AccumulateOp>(def) && !groupsOf(def).empty())
+  if (!from && isUnplaced(def) && !groupsOf(def).empty())
     from = groupsOf(def).front();
   if (!from || from == group)
     return value;
@@ -183,9 +191,9 @@ LogicalResult Tier::run() {
   DenseSet<Operation *> wasUnplaced(unplaced.begin(), unplaced.end());
   for (Operation *node : unplaced) {
     Groups served = groupsOf(node);
-    // Accumulates of placed tasks are `place`'s business.
-    if (isa<AccumulateOp>(node) &&
-        llvm::none_of(node->getOperands(), [&](Value v) {
+    // Accumulates and collectives of placed tasks' results stay where
+    // they are (`place` and `replicate` put them there).
+    if (!isa<TaskOp>(node) && llvm::none_of(node->getOperands(), [&](Value v) {
           return wasUnplaced.contains(v.getDefiningOp());
         }))
       continue;
@@ -198,12 +206,14 @@ LogicalResult Tier::run() {
       // Node names are unique in the DAG.
       std::string name =
           (getNodeName(node) + "@" + formatDeviceGroup(group)).str();
-      if (auto task = dyn_cast<TaskOp>(copy)) {
+      copy->setAttr("copy_of",
+                    StringAttr::get(copy->getContext(), getNodeName(node)));
+      if (auto task = dyn_cast<TaskOp>(copy))
         task.setName(name);
-        copy->setAttr("copy_of", cast<TaskOp>(node).getNameAttr());
-      } else {
-        cast<AccumulateOp>(copy).setName(name);
-      }
+      else if (auto accumulate = dyn_cast<AccumulateOp>(copy))
+        accumulate.setName(name);
+      else
+        cast<CollectiveOp>(copy).setName(name);
       nodeCopies.push_back(copy);
     }
     for (auto [copy, group] : llvm::zip(nodeCopies, served)) {
