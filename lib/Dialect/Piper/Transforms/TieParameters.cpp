@@ -54,6 +54,9 @@ private:
   /// transfer inserted before `consumer`.
   Value onGroup(Value value, DictionaryAttr group, Operation *consumer);
   StringAttr transferStream();
+  /// Places `node` on the first of `served` and a copy on each other group,
+  /// each reading its operands on its own group.
+  void copyOnto(Operation *node, const Groups &served);
 
   func::FuncOp step;
   DAGOp dag;
@@ -165,6 +168,36 @@ Value Tier::onGroup(Value value, DictionaryAttr group, Operation *consumer) {
   return transfer.getResult();
 }
 
+void Tier::copyOnto(Operation *node, const Groups &served) {
+  // Clone before rewiring: every copy starts from the original operands.
+  SmallVector<Operation *> nodeCopies{node};
+  for (DictionaryAttr group : llvm::drop_begin(served)) {
+    OpBuilder builder(node);
+    builder.setInsertionPointAfter(nodeCopies.back());
+    Operation *copy = builder.clone(*node);
+    // Node names are unique in the DAG.
+    std::string name =
+        (getNodeName(node) + "@" + formatDeviceGroup(group)).str();
+    copy->setAttr("copy_of",
+                  StringAttr::get(copy->getContext(), getNodeName(node)));
+    if (auto task = dyn_cast<TaskOp>(copy))
+      task.setName(name);
+    else if (auto accumulate = dyn_cast<AccumulateOp>(copy))
+      accumulate.setName(name);
+    else
+      cast<CollectiveOp>(copy).setName(name);
+    nodeCopies.push_back(copy);
+  }
+  for (auto [copy, group] : llvm::zip(nodeCopies, served)) {
+    if (auto task = dyn_cast<TaskOp>(copy))
+      task.setDevicesAttr(group);
+    copies[{node, group}] = copy;
+  }
+  for (auto [copy, group] : llvm::zip(nodeCopies, served))
+    for (OpOperand &use : copy->getOpOperands())
+      use.set(onGroup(use.get(), group, copy));
+}
+
 LogicalResult Tier::run() {
   Block &body = dag.getBody().front();
   bool anyPlaced = false;
@@ -197,33 +230,24 @@ LogicalResult Tier::run() {
           return wasUnplaced.contains(v.getDefiningOp());
         }))
       continue;
-    // Clone before rewiring: every copy starts from the original operands.
-    SmallVector<Operation *> nodeCopies{node};
-    for (DictionaryAttr group : llvm::drop_begin(served)) {
-      OpBuilder builder(node);
-      builder.setInsertionPointAfter(nodeCopies.back());
-      Operation *copy = builder.clone(*node);
-      // Node names are unique in the DAG.
-      std::string name =
-          (getNodeName(node) + "@" + formatDeviceGroup(group)).str();
-      copy->setAttr("copy_of",
-                    StringAttr::get(copy->getContext(), getNodeName(node)));
-      if (auto task = dyn_cast<TaskOp>(copy))
-        task.setName(name);
-      else if (auto accumulate = dyn_cast<AccumulateOp>(copy))
-        accumulate.setName(name);
-      else
-        cast<CollectiveOp>(copy).setName(name);
-      nodeCopies.push_back(copy);
-    }
-    for (auto [copy, group] : llvm::zip(nodeCopies, served)) {
-      if (auto task = dyn_cast<TaskOp>(copy))
-        task.setDevicesAttr(group);
-      copies[{node, group}] = copy;
-    }
-    for (auto [copy, group] : llvm::zip(nodeCopies, served))
-      for (OpOperand &use : copy->getOpOperands())
-        use.set(onGroup(use.get(), group, copy));
+    copyOnto(node, served);
+  }
+  // A placed update whose parameters other groups also read (the mirrored
+  // copies of a stage under bidirectional DualPipe): every reader group
+  // gets a copy, fed the accumulated gradient by a transfer.
+  SmallVector<TaskOp> updates;
+  for (auto task : body.getOps<TaskOp>())
+    if (task.getPass() == PassKind::UPD && task.getDevicesAttr() &&
+        !task->hasAttr("copy_of") && !wasUnplaced.contains(task))
+      updates.push_back(task);
+  for (TaskOp update : updates) {
+    Groups served;
+    served.insert(update.getDevicesAttr());
+    for (Value input : update.getInputs())
+      if (auto it = readers.find(input); it != readers.end())
+        served.insert(it->second.begin(), it->second.end());
+    if (served.size() > 1)
+      copyOnto(update, served);
   }
   return success();
 }
