@@ -204,7 +204,8 @@ SmallVector<ParamSpec> modelgen::getParameters(ModelKind kind,
     }
   }
   add("final_norm.weight", {h}, InitKind::Ones);
-  add("lm_head.weight", {h, c.vocab}, InitKind::Normal);
+  if (!c.tieEmbeddings)
+    add("lm_head.weight", {h, c.vocab}, InitKind::Normal);
   return params;
 }
 
@@ -291,6 +292,9 @@ llvm::Error modelgen::validateOptions(const GenOptions &options) {
     if (kind == ModelKind::MoE)
       sizes.append({{"experts", c.experts}, {"top-k", c.topK}});
   }
+  if (kind == ModelKind::MLP && c.tieEmbeddings)
+    return makeError("--tie-embeddings needs --model=gpt or moe: the mlp has "
+                     "no embedding table to share with its head");
   for (auto [flag, value] : sizes)
     if (value < 1)
       return makeError(llvm::formatv("--{0} must be >= 1 for --model={1}, "

@@ -352,7 +352,15 @@ void ModelBuilder::buildDecoder() {
         if (!last)
           return x;
         Value n = rmsnorm(loc("final_norm"), x, param("final_norm.weight"));
-        Value logits = linear(loc("lm_head"), n, param("lm_head.weight"));
+        // Tied: the head is the embedding table read as [H, V].
+        Value head = config.tieEmbeddings
+                         ? TransposeOp::create(b, loc("lm_head.tied"),
+                                               floats({h, config.vocab}),
+                                               param("embed.weight"),
+                                               b.getDenseI64ArrayAttr({1, 0}))
+                               .getResult()
+                         : param("lm_head.weight");
+        Value logits = linear(loc("lm_head"), n, head);
         return CrossEntropyOp::create(b, loc("loss"), floats({}), logits,
                                       labels);
       });

@@ -86,3 +86,6 @@
 
 // RUN: not piper-gen --config=tiny-gpt -o %t.missing/out.mlir 2>&1 | FileCheck %s --check-prefix=OUTPUT
 // OUTPUT: piper-gen: error: cannot open output file '{{.*}}out.mlir': {{.*}}
+
+// RUN: not piper-gen --config=tiny-mlp --tie-embeddings 2>&1 | FileCheck %s --check-prefix=TIE
+// TIE: piper-gen: error: --tie-embeddings needs --model=gpt or moe: the mlp has no embedding table to share with its head

@@ -187,3 +187,21 @@ piper.program @b role {pp = 1} of @mesh step @step streams ["compute", "pp", "pp
   piper.wait 1 on "pp"
   piper.send "y" %z to @a tag 0 on "pp" : tensor<4xf32>
 }
+
+// -----
+
+piper.mesh @mesh axes = [pp = 2]
+func.func @step(%w: tensor<4xf32> {piper.param = #piper.param<"embed.weight", normal(0.02)>}) -> (tensor<4xf32> {piper.updated = "embed.weight"}) {
+  return %w : tensor<4xf32>
+}
+
+// A tied weight updated on one stage only: @b reads embed.weight and never
+// writes its update, so from step 2 on it computes with the initial value.
+piper.program @a role {pp = 0} of @mesh step @step streams ["compute"] {
+  %w = piper.input 0 : tensor<4xf32>
+  piper.output 0 %w : tensor<4xf32>
+}
+piper.program @b role {pp = 1} of @mesh step @step streams ["compute"] {
+  // expected-error@+1 {{@b {pp=1} reads parameter 'embed.weight' (argument 0), but only @a {pp=0} writes its update (result 0): from the second step on it would read a stale value; every program that reads a parameter must write its update}}
+  %w = piper.input 0 : tensor<4xf32>
+}

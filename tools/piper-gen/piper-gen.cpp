@@ -73,6 +73,12 @@ cl::opt<std::string>
               cl::desc("Element type of every float tensor, the loss "
                        "included: f32, f64 or bf16"),
               cl::init("f32"), cl::value_desc("type"), cl::cat(genCategory));
+cl::opt<bool> tieEmbeddings(
+    "tie-embeddings",
+    cl::desc("GPT/MoE: the LM head reads the transposed embedding table "
+             "(no lm_head.weight); under --pp the first and last stages share "
+             "embed.weight"),
+    cl::init(false));
 cl::opt<bool> nameValues(
     "name-values",
     cl::desc("Name SSA values after the parameter or module they belong to "
@@ -195,6 +201,7 @@ llvm::Expected<GenOptions> getOptions() {
   override(inFeatures, c.inFeatures);
   if (capacityFactor.getNumOccurrences())
     c.capacityFactor = capacityFactor;
+  c.tieEmbeddings = tieEmbeddings;
 
   options.pipelineStages = pipelineStages;
   options.zero = zeroStage;

@@ -31,6 +31,7 @@
 #include "Data.h"
 #include "Hyperparameters.h"
 #include "Job.h"
+#include "Memory.h"
 #include "Params.h"
 #include "Program.h"
 #include "Step.h"
@@ -117,6 +118,12 @@ cl::opt<std::string> plotFile(
     "plot",
     cl::desc("At the end, draw the loss per step as an SVG image (rank 0)"),
     cl::value_desc("file.svg"), cl::cat(category));
+cl::opt<bool> peakBytesFlag(
+    "peak-bytes",
+    cl::desc("At the end, print each rank's peak bytes: the plan's buffers' "
+             "high-water mark plus the step arguments and results it holds "
+             "(rank 0, stdout)"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> logFile("log",
                              cl::desc("Also write one JSON line per step"),
                              cl::value_desc("file"), cl::cat(category));
@@ -368,6 +375,12 @@ int main(int argc, char **argv) {
     llvm::errs() << "piper-run: " << stats.requests << " allocations, "
                  << stats.reused << " served from the buffer cache, "
                  << stats.reserved_bytes << " bytes reserved\n";
+  }
+  if (peakBytesFlag) {
+    std::string text;
+    if (!reportPeakBytes(job, args, results, text, error))
+      return fail(error);
+    llvm::outs() << text;
   }
   if (!paramsOut.empty()) {
     std::string text;

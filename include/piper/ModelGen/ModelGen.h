@@ -84,6 +84,10 @@ struct ModelConfig {
   /// MoE expert capacity factor; 0 means no token is ever dropped (see
   /// getExpertCapacity).
   double capacityFactor = 0.0;
+  /// GPT/MoE: the LM head reads the transposed embedding table
+  /// (`embed.weight`) instead of its own `lm_head.weight`, so one parameter
+  /// is used by the first and the last pipeline stage (`--tie-embeddings`).
+  bool tieEmbeddings = false;
 };
 
 /// The named configs, in the order `--list-configs` prints them.

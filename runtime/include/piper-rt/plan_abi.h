@@ -338,6 +338,10 @@ typedef struct piper_plan_buffer_stats {
   /// Allocations asked for, how many a cached buffer served, and the bytes
   /// of runtime buffers held (live or cached).
   uint64_t requests, reused, reserved_bytes;
+  /// Bytes the plan has allocated and not freed (as asked for, before the
+  /// size classes round them up), now and at their highest since the
+  /// session began: the high-water mark of the plan's own buffers.
+  uint64_t live_bytes, peak_bytes;
 } piper_plan_buffer_stats;
 piper_rt_status piper_plan_session_buffer_stats(piper_plan_session session,
                                                 piper_plan_buffer_stats *stats);

@@ -14,6 +14,8 @@
 
 #include "Session.h"
 
+#include <algorithm>
+
 using namespace piper::plan;
 
 namespace {
@@ -48,6 +50,9 @@ void *BufferPool::allocate(size_t bytes) {
     entry.sizeClass = c;
     counts.reserved_bytes += c;
   }
+  entry.bytes = bytes;
+  counts.live_bytes += bytes;
+  counts.peak_bytes = std::max(counts.peak_bytes, counts.live_bytes);
   void *data = nullptr;
   piper_rt_buffer_data(entry.buffer, &data);
   live[data] = entry;
@@ -58,6 +63,7 @@ bool BufferPool::release(void *data) {
   auto it = live.find(data);
   if (it == live.end())
     return false;
+  counts.live_bytes -= it->second.bytes;
   idle[it->second.sizeClass].push_back(it->second);
   live.erase(it);
   return true;

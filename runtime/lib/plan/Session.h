@@ -38,10 +38,12 @@ private:
   struct Entry {
     piper_rt_buffer buffer = nullptr;
     size_t sizeClass = 0;
+    /// What the plan asked for (counted in live_bytes while live).
+    size_t bytes = 0;
   };
   std::unordered_map<void *, Entry> live;
   std::map<size_t, std::vector<Entry>> idle;
-  piper_plan_buffer_stats counts = {0, 0, 0};
+  piper_plan_buffer_stats counts = {0, 0, 0, 0, 0};
 };
 
 } // namespace piper::plan

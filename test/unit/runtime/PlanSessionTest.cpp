@@ -66,10 +66,14 @@ TEST_F(PlanSessionTest, BufferCacheServesTheNextStep) {
   EXPECT_EQ(s.requests, 3u);
   EXPECT_EQ(s.reused, 0u);
   EXPECT_EQ(s.reserved_bytes, 128u + 128u + 1024u);
+  // Live and peak bytes count what was asked for, not the size classes.
+  EXPECT_EQ(s.live_bytes, 100u + 100u + 1000u);
+  EXPECT_EQ(s.peak_bytes, 1200u);
   _mlir_memref_to_llvm_free(a);
   _mlir_memref_to_llvm_free(b);
   _mlir_memref_to_llvm_free(c);
   _mlir_memref_to_llvm_free(nullptr);
+  EXPECT_EQ(stats().live_bytes, 0u);
   // Step 2: the same requests reuse step 1's buffers, reserving nothing.
   void *a2 = _mlir_memref_to_llvm_alloc(120);
   void *c2 = _mlir_memref_to_llvm_alloc(1024);
@@ -79,6 +83,9 @@ TEST_F(PlanSessionTest, BufferCacheServesTheNextStep) {
   EXPECT_EQ(s.requests, 5u);
   EXPECT_EQ(s.reused, 2u);
   EXPECT_EQ(s.reserved_bytes, 128u + 128u + 1024u);
+  // Step 2 holds less at once than step 1: the high-water mark stays.
+  EXPECT_EQ(s.live_bytes, 120u + 1024u);
+  EXPECT_EQ(s.peak_bytes, 1200u);
   _mlir_memref_to_llvm_free(a2);
   _mlir_memref_to_llvm_free(c2);
 }

@@ -534,7 +534,32 @@ LogicalResult Partitioner::run() {
     builder.setInsertionPointToEnd(&program->op.getBody().front());
     OutputOp::create(builder, ret.getLoc(), index, *value);
   }
-
+  // A copy of a node (tieSharedParameters) writes the same step results as
+  // the original, so every group holding a tied parameter reads its update.
+  llvm::StringMap<Operation *> byName;
+  for (Operation &node : body.without_terminator())
+    if (!isa<MicrobatchOp>(node))
+      byName[getNodeName(&node)] = &node;
+  for (Operation &copy : body.without_terminator()) {
+    auto original = copy.getAttrOfType<StringAttr>("copy_of");
+    Operation *of = original ? byName.lookup(original.getValue()) : nullptr;
+    Value first = copy.getNumResults() ? copy.getResult(0) : Value();
+    Program *program = first ? home.lookup(first) : nullptr;
+    if (!of || !program)
+      continue;
+    builder.setInsertionPointToEnd(&program->op.getBody().front());
+    for (auto [index, result] : llvm::enumerate(ret.getOperands())) {
+      auto dagResult = dyn_cast<OpResult>(result);
+      if (!dagResult || dagResult.getOwner() != dag)
+        continue;
+      auto produced =
+          dyn_cast<OpResult>(yield->getOperand(dagResult.getResultNumber()));
+      if (produced && produced.getOwner() == of)
+        OutputOp::create(
+            builder, ret.getLoc(), index,
+            program->values.lookup(copy.getResult(produced.getResultNumber())));
+    }
+  }
   for (auto &[key, program] : programs) {
     // `compute` first, then the streams in order of first use.
     SmallVector<Attribute> streams;
@@ -576,6 +601,8 @@ LogicalResult mlir::piper::partitionIntoPrograms(func::FuncOp step) {
              << meshes.size();
     mesh = meshes.front();
   }
+  if (failed(tieSharedParameters(step, dag)))
+    return failure();
   return Partitioner(step, dag, mesh).run();
 }
 

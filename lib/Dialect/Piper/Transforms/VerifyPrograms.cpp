@@ -122,7 +122,8 @@ public:
 
   LogicalResult run() {
     if (failed(matchMessages()) || failed(checkEvents()) ||
-        failed(matchCollectives()) || failed(simulate()))
+        failed(matchCollectives()) || failed(simulate()) ||
+        failed(checkParameterReads()))
       return failure();
     for (ProgramOp program : programs)
       if (failed(checkBuffers(program)))
@@ -136,6 +137,7 @@ private:
   LogicalResult matchCollectives();
   LogicalResult simulate();
   LogicalResult checkBuffers(ProgramOp program);
+  LogicalResult checkParameterReads();
 
   SmallVector<ProgramOp> programs;
   DenseMap<StringAttr, unsigned> index;
@@ -479,6 +481,58 @@ LogicalResult Verifier::checkBuffers(ProgramOp program) {
           diag.attachNote(witness->getLoc()) << "the first value's use";
         return diag;
       }
+    }
+  }
+  return success();
+}
+
+LogicalResult Verifier::checkParameterReads() {
+  // A program that reads a parameter keeps its own copy between steps: the
+  // runtime replaces an argument only by the results this program writes.
+  // If another program writes the update and this one does not, this one
+  // reads the value of step 1 for ever (a tied weight placed by hand).
+  for (ProgramOp program : programs) {
+    auto step = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        program, program.getStepAttr());
+    if (!step)
+      continue;
+    // Parameter name -> the result that updates it.
+    llvm::StringMap<uint64_t> updateOf;
+    for (unsigned j = 0, e = step.getNumResults(); j < e; ++j)
+      if (auto name = step.getResultAttrOfType<StringAttr>(
+              j, PiperDialect::getUpdatedAttrName()))
+        updateOf[name.getValue()] = j;
+    DenseSet<uint64_t> written;
+    for (auto output : program.getBody().getOps<OutputOp>())
+      written.insert(output.getIndex());
+    for (auto input : program.getBody().getOps<InputOp>()) {
+      if (input.getIndex() >= step.getNumArguments())
+        continue;
+      auto param = step.getArgAttrOfType<ParamAttr>(
+          input.getIndex(), PiperDialect::getParamAttrName());
+      if (!param)
+        continue;
+      auto it = updateOf.find(param.getName().getValue());
+      if (it == updateOf.end() || written.contains(it->second))
+        continue;
+      ProgramOp writer;
+      for (ProgramOp other : programs)
+        if (other.getStep() == program.getStep() &&
+            llvm::any_of(other.getBody().getOps<OutputOp>(), [&](OutputOp o) {
+              return o.getIndex() == it->second;
+            }))
+          writer = other;
+      if (!writer)
+        continue;
+      InFlightDiagnostic diag =
+          input.emitError()
+          << describe(program) << " reads parameter '"
+          << param.getName().getValue() << "' (argument " << input.getIndex()
+          << "), but only " << describe(writer) << " writes its update (result "
+          << it->second
+          << "): from the second step on it would read a stale value; every "
+             "program that reads a parameter must write its update";
+      return diag;
     }
   }
   return success();

@@ -266,6 +266,17 @@ def PiperPartition : Pass<"piper-partition", "::mlir::ModuleOp"> {
     crosses streams, the producer's stream records an event that the
     consumer's stream waits for. Collectives inside task bodies stay there.
 
+    First, unplaced nodes that serve placed ones (the untagged sum of a
+    parameter's gradient contributions, its accumulation over microbatches
+    and its update, which no chunk filter selects) are placed on every
+    device group they serve. One group places them there (a tied embedding
+    and head folded onto one rank by DualPipeV); several (the tied table on
+    the first and last pipeline stages) give one copy per group, named
+    `<node>@{group}` with `copy_of = "<node>"`, each fed the other groups'
+    contributions by transfers and summing them in the same order, so every
+    copy computes the same update bit for bit, and every copy writes the
+    step's results, so each group reads the updated value at the next step.
+
     The step function and its DAG are kept (the interpreter still runs
     them); the programs are added after it.
 
@@ -298,7 +309,13 @@ def PiperVerifyPrograms : Pass<"piper-verify-programs", "::mlir::ModuleOp"> {
       written in place over it (a collective over its operand, a sum over
       its first operand, an update over a persistent buffer); a value the
       step returns lives to the end, and a persistent buffer is shared only
-      in place.
+      in place;
+    - every program that reads a parameter (`piper.input` of an argument
+      with `piper.param`) writes its update (`piper.output` of the result
+      with `piper.updated`) when any program does: the runtime replaces a
+      program's arguments only by its own results, so a reader that does
+      not write the update would use a stale value from the second step on
+      (a tied weight updated on one stage only).
 
     The IR is left unchanged; the first fault is an error.
 

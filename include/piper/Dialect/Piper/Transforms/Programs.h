@@ -31,6 +31,14 @@ StringAttr getProgramStream(Operation *op);
 /// keys are members of one communicator over `axes`.
 std::string getCommGroupKey(ProgramOp program, ArrayAttr axes);
 
+/// Places the unplaced nodes of `dag` that serve placed ones (the sum of a
+/// parameter's gradient contributions, its accumulation over microbatches,
+/// its update) on every device group they serve: one group places them
+/// there; several (a parameter tied across pipeline stages) get one copy
+/// each, `copy_of` naming the original, reading the other groups'
+/// contributions through transfers. Run by partitionIntoPrograms.
+LogicalResult tieSharedParameters(func::FuncOp step, DAGOp dag);
+
 /// Adds, after `step`, one `piper.program` per device role of the
 /// `piper.dag` in `step` (see `--piper-partition`). Reports the first
 /// problem (an unplaced node, a value crossing roles without a transfer, a
