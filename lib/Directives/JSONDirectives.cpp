@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/Directives/JSONDirectives.h"
+#include "piper/Limits.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -41,6 +42,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
+using mlir::piper::checkJSONDepth;
+using mlir::piper::kMaxMicrobatches;
 
 namespace {
 
@@ -203,6 +206,9 @@ Error Translator::split(const json::Object &args, const Twine &path) {
   auto n = integer(args.get("n"), path + ".n", 1);
   if (!n)
     return n.takeError();
+  if (*n > kMaxMicrobatches)
+    return fail(path + ".n", "expected at most " + Twine(kMaxMicrobatches) +
+                                 " microbatches, got " + Twine(*n));
   int64_t dim = 0;
   if (args.get("dim")) {
     auto value = integer(args.get("dim"), path + ".dim", 0);
@@ -516,6 +522,10 @@ Error Translator::run(const json::Value &root) {
 
 Expected<std::string>
 mlir::piper::translateJSONDirectives(StringRef json, StringRef sourceName) {
+  // Depth first: llvm::json recurses once per level.
+  if (std::optional<std::string> deep = checkJSONDepth(json))
+    return createStringError(inconvertibleErrorCode(),
+                             sourceName + ": invalid JSON: " + *deep);
   Expected<json::Value> root = json::parse(json);
   if (!root)
     return createStringError(

@@ -98,6 +98,22 @@ cl::opt<int64_t> killAtStep("kill-at-step",
                             cl::desc("Testing: the step --kill-rank dies at"),
                             cl::init(1), cl::Hidden, cl::cat(category));
 
+/// The most steps one run takes (docs/Limits.md).
+constexpr int64_t kMaxSteps = 1000000000;
+
+/// --kill-rank names a rank of the job and --kill-at-step a step it takes.
+bool checkKillFlags(const Job &job, std::string &error) {
+  int64_t ranks = static_cast<int64_t>(job.roleOf.size());
+  if (killRank.getNumOccurrences() && (killRank < 0 || killRank >= ranks))
+    error = "--kill-rank=" + std::to_string(killRank) +
+            " is not a rank of this " + std::to_string(ranks) + "-rank job";
+  else if (killAtStep.getNumOccurrences() &&
+           (killAtStep < 1 || killAtStep > steps))
+    error = "--kill-at-step=" + std::to_string(killAtStep) +
+            " is not a step of this run (1 to " + std::to_string(steps) + ")";
+  return error.empty();
+}
+
 int fail(const std::string &message) {
   // One write: the ranks of a job share stderr.
   llvm::errs() << ("piper-run: " + message + "\n");
@@ -167,6 +183,9 @@ int main(int argc, char **argv) {
   int threads = 1;
   if (!threadCount(threadsFlag, threads, error))
     return fail(error);
+  if (steps < 1 || steps > kMaxSteps)
+    return fail("--steps must be from 1 to " + std::to_string(kMaxSteps) +
+                ", got " + std::to_string(steps));
   if (!plan::loadManifest(planDir, manifest, error))
     return fail(error);
   Job job;
@@ -178,13 +197,19 @@ int main(int argc, char **argv) {
     job.stop(error);
     return 1;
   }
+  if (!checkKillFlags(job, error)) {
+    if (job.rank == 0)
+      fail(error);
+    job.stop(error);
+    return 1;
+  }
   const plan::Role &role = job.role();
   plan::Coords coords = manifest.mesh.coords(job.rank);
   std::vector<int> lossRanks = manifest.lossRanks(job.roleOf);
   auto [batchReplica, batchReplicas] =
       manifest.mesh.indexAlong(coords, manifest.batchAxes);
   Program program;
-  if (!program.load(planDir, role, error))
+  if (!program.load(planDir, manifest, role, error))
     return fail(error);
   // On this thread, which runs the entry: OpenMP's team size is a property
   // of the thread that opens the parallel regions.
