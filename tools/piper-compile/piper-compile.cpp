@@ -144,6 +144,20 @@ LogicalResult writeOutput(function_ref<LogicalResult(raw_ostream &)> write) {
   return success();
 }
 
+/// Without a strategy every device of the mesh runs the whole step on the
+/// whole batch: a mesh of dp=2 compiled alone trains two identical copies.
+/// Said once, at the mesh, rather than left for the user to discover.
+void warnUnusedMesh(ModuleOp module) {
+  for (MeshOp mesh : module.getOps<MeshOp>())
+    if (mesh.getNumDevices() > 1)
+      mesh.emitWarning()
+          << "piper-compile: mesh @" << mesh.getSymName() << " has "
+          << mesh.getNumDevices()
+          << " devices but no --directives: every device runs the whole "
+             "step on the whole batch (give a strategy, or a mesh of one "
+             "device)";
+}
+
 LogicalResult run(MLIRContext &context, TimingScope &timing) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -175,6 +189,8 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
   CompileOptions options = compileOptions();
   bool hasPrograms = !module->getOps<ProgramOp>().empty();
   SmallVector<ArgumentInfo> modelArgs;
+  if (!hasPrograms && options.directives.empty())
+    warnUnusedMesh(*module);
   if (!hasPrograms) {
     // A translated JSON strategy is kept with the plan when there is one.
     std::optional<std::string> keepDir;

@@ -73,8 +73,7 @@ struct Program {
     }
     std::string expected = plan::roleSignature(manifest, role);
     if (expected != signature) {
-      error = path + " was compiled for " + signature +
-              ", but the plan describes " + expected;
+      error = path + " " + plan::signatureDifference(signature, expected);
       return false;
     }
     return true;

@@ -56,6 +56,12 @@ bool verifyRoleObject(const std::string &directory, const Role &role,
 /// index:dtype[held shape].
 std::string roleSignature(const Manifest &manifest, const Role &role);
 
+/// Where signature `compiled` (the object's) first differs from `described`
+/// (the plan's), as "was compiled for input 6:f64[4,16] where the plan
+/// describes 6:f32[4,16]".
+std::string signatureDifference(const std::string &compiled,
+                                const std::string &described);
+
 } // namespace piper::plan
 
 #endif // PIPER_RT_PLAN_VALIDATE_H

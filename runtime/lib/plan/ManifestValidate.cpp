@@ -27,6 +27,7 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <vector>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -249,4 +250,46 @@ std::string piper::plan::roleSignature(const Manifest &m, const Role &role) {
   for (size_t n = 0; n < role.outputs.size(); ++n)
     s += (n ? " " : "") + tensor(m.results[role.outputs[n]]);
   return s + ")";
+}
+
+namespace {
+/// The signature's words: the entry, then "in"/"out" markers and one word
+/// per tensor.
+std::vector<std::string> words(const std::string &signature) {
+  std::vector<std::string> out;
+  std::string word;
+  for (char c : signature) {
+    if (c == '(' || c == ')' || c == ' ') {
+      if (!word.empty())
+        out.push_back(word == "->" ? "outputs" : word);
+      word.clear();
+      continue;
+    }
+    word += c;
+  }
+  if (!word.empty())
+    out.push_back(word);
+  return out;
+}
+} // namespace
+
+std::string piper::plan::signatureDifference(const std::string &compiled,
+                                             const std::string &described) {
+  std::vector<std::string> a = words(compiled), b = words(described);
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i])
+    ++i;
+  std::string side = "input";
+  for (size_t k = 0; k < i && k < a.size(); ++k)
+    if (a[k] == "outputs")
+      side = "output";
+  auto word = [&](const std::vector<std::string> &w) {
+    return i < w.size() ? (w[i] == "outputs" ? "the end of the inputs" : w[i])
+                        : std::string("the end of the outputs");
+  };
+  if (i == 0)
+    return "was compiled for entry " + a.front() + ", not " + b.front();
+  return "was compiled for " + side + " " + word(a) +
+         " where the plan describes " + word(b) +
+         " (plan.json was edited; recompile the plan)";
 }
