@@ -94,6 +94,10 @@ cl::opt<int64_t> killRank("kill-rank",
                           cl::desc("Testing: this rank dies (SIGKILL) at "
                                    "the start of --kill-at-step"),
                           cl::init(-1), cl::Hidden, cl::cat(category));
+cl::opt<bool> stopInstead("kill-with-sigstop",
+                          cl::desc("Testing: --kill-rank stops (SIGSTOP) "
+                                   "instead of dying, as a hung rank would"),
+                          cl::init(false), cl::Hidden, cl::cat(category));
 cl::opt<int64_t> killAtStep("kill-at-step",
                             cl::desc("Testing: the step --kill-rank dies at"),
                             cl::init(1), cl::Hidden, cl::cat(category));
@@ -252,12 +256,12 @@ int main(int argc, char **argv) {
     if (job.rank == killRank && s == killAtStep) {
       // One write: other ranks print into the same file at the same time.
       std::string line = "piper-run: rank " + std::to_string(job.rank) +
-                         ": killed at step " + std::to_string(s) +
-                         " (--kill-rank)\n";
+                         (stopInstead ? ": stopped" : ": killed") +
+                         " at step " + std::to_string(s) + " (--kill-rank)\n";
       llvm::outs().flush();
       llvm::errs() << line;
       llvm::errs().flush();
-      std::raise(SIGKILL);
+      std::raise(stopInstead ? SIGSTOP : SIGKILL);
     }
     auto start = std::chrono::steady_clock::now();
     program.entry(pointers.data());
