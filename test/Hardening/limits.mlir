@@ -62,7 +62,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %n = transform.piper.match_nodes {} in %root : (!transform.any_op) -> !transform.any_op
-    // expected-error@+1 {{'transform.piper.split' op makes at most 1024 microbatches, got 4294967296}}
+    // expected-error@+1 {{'transform.piper.split' op makes at most 256 microbatches, got 4294967296}}
     %s = transform.piper.split %n into 4294967296 microbatches : (!transform.any_op) -> !transform.any_op
     transform.yield
   }

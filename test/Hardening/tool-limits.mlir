@@ -5,18 +5,18 @@
 // RUN: not piper-directives %t/deep.json 2>&1 | FileCheck %s --check-prefix=DEEP
 // RUN: echo '{"directives": [{"split": {"filter": {}, "n": 4294967296}}]}' > %t/n.json
 // RUN: not piper-directives %t/n.json 2>&1 | FileCheck %s --check-prefix=NBIG
-// RUN: echo '{"directives": [{"split": {"filter": {}, "n": 1025}}]}' > %t/n1025.json
-// RUN: not piper-directives %t/n1025.json 2>&1 | FileCheck %s --check-prefix=N1025
+// RUN: echo '{"directives": [{"split": {"filter": {}, "n": 257}}]}' > %t/n257.json
+// RUN: not piper-directives %t/n257.json 2>&1 | FileCheck %s --check-prefix=N257
 // RUN: piper-gen --model=mlp --config=tiny-mlp --dtype=f64 --mesh=dp=1 -o %t/mlp.mlir
 // RUN: not piper-compile %t/mlp.mlir --directives=%t/deep.json -o %t/p 2>&1 | FileCheck %s --check-prefix=DEEPC
 // RUN: not piper-compile %t/mlp.mlir --directives=%t/n.json -o %t/p 2>&1 | FileCheck %s --check-prefix=NBIGC
 // DEEP: piper-directives: error: {{.*}}deep.json: invalid JSON: [1:256, byte=256]: Nesting deeper than 256 levels
 // DEEP-NOT: {{.}}
-// NBIG: piper-directives: error: {{.*}}n.json: directives[0].split.n: expected at most 1024 microbatches, got 4294967296
-// N1025: piper-directives: error: {{.*}}n1025.json: directives[0].split.n: expected at most 1024 microbatches, got 1025
+// NBIG: piper-directives: error: {{.*}}n.json: directives[0].split.n: expected at most 256 microbatches, got 4294967296
+// N257: piper-directives: error: {{.*}}n257.json: directives[0].split.n: expected at most 256 microbatches, got 257
 // DEEPC: {{.*}}deep.json: invalid JSON: [1:256, byte=256]: Nesting deeper than 256 levels
 // DEEPC-NOT: {{.}}
-// NBIGC: {{.*}}n.json: directives[0].split.n: expected at most 1024 microbatches, got 4294967296
+// NBIGC: {{.*}}n.json: directives[0].split.n: expected at most 256 microbatches, got 4294967296
 // NBIGC-NOT: {{.}}
 
 // piper-gen: layers (building is quadratic in them), widths, mesh sizes.

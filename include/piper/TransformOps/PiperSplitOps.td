@@ -59,7 +59,7 @@ def SplitOp : Op<Transform_Dialect, "piper.split", [
     before `place`, `replicate` and `shard`). Consumes the `nodes` handle.
 
     **Constraints:**
-    - `count` is between 1 and 1024 (docs/Limits.md) and `dim` is
+    - `count` is between 1 and 256 (docs/Limits.md) and `dim` is
       non-negative.
   }];
   let arguments = (ins TransformHandleTypeInterface:$nodes, I64Attr:$count,
