@@ -8,11 +8,11 @@
 
 #include "piper/Compile/Compile.h"
 
+#include "piper-rt/plan_validate.h"
 #include "piper/Compile/EmitObject.h"
 #include "piper/Compile/FrontHalf.h"
 #include "piper/Compile/LowerProgram.h"
 #include "piper/Compile/PlanManifest.h"
-#include "piper-rt/plan_validate.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Threading.h"
@@ -107,8 +107,8 @@ LogicalResult recordObjects(::piper::plan::Manifest &manifest,
       return failure();
     }
     role.objectBytes = static_cast<int64_t>((*bytes)->getBufferSize());
-    role.objectChecksum = ::piper::plan::checksum(
-        (*bytes)->getBufferStart(), (*bytes)->getBufferSize());
+    role.objectChecksum = ::piper::plan::checksum((*bytes)->getBufferStart(),
+                                                  (*bytes)->getBufferSize());
   }
   return success();
 }

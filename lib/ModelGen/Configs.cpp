@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/ModelGen/ModelGen.h"
+
 #include "piper/Limits.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -259,9 +260,9 @@ modelgen::parseMeshSpec(StringRef spec) {
                        "with a digit");
     int64_t value;
     if (size.getAsInteger(10, value) || value < 1 || value > kMaxMeshDevices)
-      return makeError("mesh axis '" + name + "' has size '" + size +
-                       "' in --mesh=" + spec + "; sizes are integers from 1 "
-                       "to " + Twine(kMaxMeshDevices));
+      return makeError(
+          "mesh axis '" + name + "' has size '" + size + "' in --mesh=" + spec +
+          "; sizes are integers from 1 to " + Twine(kMaxMeshDevices));
     if (!seen.insert(name).second)
       return makeError("mesh axis '" + name +
                        "' appears twice in --mesh=" + spec);

@@ -159,9 +159,9 @@ LogicalResult checkMemory(func::FuncOp fn) {
   return emitError(where) << "piper-interp: the step's tensors need "
                           << (overflow ? std::string("more than 2^63")
                                        : std::to_string(total))
-                          << " bytes as f64 (the largest, here, "
-                          << largest << "), more than this machine's "
-                          << memory << " bytes of memory";
+                          << " bytes as f64 (the largest, here, " << largest
+                          << "), more than this machine's " << memory
+                          << " bytes of memory";
 }
 
 /// The function to train: --function, or the only function with a body, or

@@ -1,4 +1,5 @@
-//===- plan_validate.h - A plan checked before any rank runs it --*- C++ -*-===//
+//===- plan_validate.h - A plan checked before any rank runs it --*- C++
+//-*-===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.

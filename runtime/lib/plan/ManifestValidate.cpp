@@ -27,9 +27,9 @@
 #include <fstream>
 #include <iterator>
 #include <set>
-#include <vector>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace piper::plan;
 
@@ -122,8 +122,8 @@ bool checkRole(const Manifest &m, size_t k, std::string &error) {
   // A file of the plan directory, not a path out of it.
   if (r.object.empty() || r.object.find('/') != std::string::npos ||
       r.object == "." || r.object == "..") {
-    error = "object '" + r.object + "' is not a file name at " + path +
-            ".object";
+    error =
+        "object '" + r.object + "' is not a file name at " + path + ".object";
     return false;
   }
   if (r.objectBytes && *r.objectBytes < 0) {
@@ -158,8 +158,8 @@ bool piper::plan::validateManifest(const Manifest &m, std::string &error) {
   }
   for (size_t j = 0; j < m.results.size(); ++j) {
     if (m.results[j].index != static_cast<int64_t>(j)) {
-      error = "results must be listed by index at " + at("results", j) +
-              ".index";
+      error =
+          "results must be listed by index at " + at("results", j) + ".index";
       return false;
     }
     // The update is a byte copy of the result over its argument.

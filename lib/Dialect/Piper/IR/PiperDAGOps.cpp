@@ -128,23 +128,24 @@ static LogicalResult verifyDevices(TaskOp task) {
     auto coordinate = dyn_cast<IntegerAttr>(axis.getValue());
     if (!coordinate || coordinate.getType().isInteger(1) ||
         coordinate.getValue().isNegative())
-      return task.emitOpError() << "coordinate of axis '"
-                           << axis.getName().getValue()
-                           << "' in 'devices' must be a non-negative integer";
+      return task.emitOpError()
+             << "coordinate of axis '" << axis.getName().getValue()
+             << "' in 'devices' must be a non-negative integer";
     if (!mesh)
       continue;
     MeshAxisAttr meshAxis = mesh.getAxis(axis.getName().getValue());
     if (!meshAxis)
-      return task.emitOpError() << "'devices' names axis '"
-                           << axis.getName().getValue() << "', which mesh @"
-                           << mesh.getSymName() << " does not have (axes: "
-                           << mesh.getAxisNamesForDiagnostic() << ")";
+      return task.emitOpError()
+             << "'devices' names axis '" << axis.getName().getValue()
+             << "', which mesh @" << mesh.getSymName()
+             << " does not have (axes: " << mesh.getAxisNamesForDiagnostic()
+             << ")";
     uint64_t at = coordinate.getValue().getLimitedValue();
     if (at >= uint64_t(meshAxis.getSize()))
-      return task.emitOpError() << "axis '" << axis.getName().getValue()
-                           << "' of @" << mesh.getSymName() << " has size "
-                           << meshAxis.getSize() << "; coordinate " << at
-                           << " is out of range";
+      return task.emitOpError()
+             << "axis '" << axis.getName().getValue() << "' of @"
+             << mesh.getSymName() << " has size " << meshAxis.getSize()
+             << "; coordinate " << at << " is out of range";
   }
   return success();
 }
@@ -160,7 +161,6 @@ LogicalResult TaskOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError() << "types differ from those of " << getCalleeAttr();
   return verifyDevices(*this);
 }
-
 
 //===----------------------------------------------------------------------===//
 // TransferOp
