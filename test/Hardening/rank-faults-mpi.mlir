@@ -46,3 +46,9 @@
 // A healthy run is not disturbed by the watchdog.
 // RUN: env PIPER_RT_LIVENESS=0.5 %mpiexec -np 4 piper-run %t/dp4.plan --steps=200 | FileCheck %s --check-prefix=HEALTHY
 // HEALTHY: step 200 loss
+
+// A timeout below 0.1 s aborted every healthy job at its first collective;
+// it now falls back to the default with one warning.
+// RUN: %mpiexec -x PIPER_RT_TIMEOUT=1e-9 -np 2 piper-run %t/pp2.plan --steps=2 2>&1 | FileCheck %s --check-prefix=TINY
+// TINY: piper-rt: invalid argument: PIPER_RT_TIMEOUT='1e-9' is outside 0.1 to 604800 seconds; using the default of 300 s
+// TINY: step 2 loss
