@@ -8,6 +8,7 @@
 
 #include "piper/Compile/Compile.h"
 
+#include "piper-rt/plan_validate.h"
 #include "piper/Compile/EmitObject.h"
 #include "piper/Compile/FrontHalf.h"
 #include "piper/Compile/LowerProgram.h"
@@ -19,6 +20,7 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -68,13 +70,15 @@ forEachLoweredProgram(ModuleOp module, LoweringDepth depth, TimingScope &timing,
   });
 }
 
-/// Emits the lowered `program` as `planDir`/<name>.so.
+/// Emits the lowered `program` as `planDir`/<name>.so, defining the role's
+/// `signature` (piper-rt/plan_validate.h).
 LogicalResult emitProgramObject(ModuleOp lowered, StringRef name,
-                                StringRef planDir, TimingScope &timing) {
+                                StringRef planDir, StringRef signature,
+                                TimingScope &timing) {
   SmallString<128> object(planDir), shared(planDir);
   llvm::sys::path::append(object, name + ".o");
   llvm::sys::path::append(shared, name + ".so");
-  if (failed(emitObjectFile(lowered, std::string(object), timing)))
+  if (failed(emitObjectFile(lowered, std::string(object), timing, signature)))
     return failure();
   TimingScope linkTiming = timing.nest("link the shared object");
   std::string error;
@@ -84,6 +88,28 @@ LogicalResult emitProgramObject(ModuleOp lowered, StringRef name,
     return failure();
   }
   llvm::sys::fs::remove(object);
+  return success();
+}
+
+/// Records each role's object size and checksum in `manifest`, which
+/// piper-run verifies before it loads the object.
+LogicalResult recordObjects(::piper::plan::Manifest &manifest,
+                            StringRef planDir) {
+  for (::piper::plan::Role &role : manifest.roles) {
+    SmallString<128> path(planDir);
+    llvm::sys::path::append(path, role.object);
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
+        llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                    /*RequiresNullTerminator=*/false);
+    if (!bytes) {
+      llvm::errs() << "piper-compile: cannot read " << path << ": "
+                   << bytes.getError().message() << "\n";
+      return failure();
+    }
+    role.objectBytes = static_cast<int64_t>((*bytes)->getBufferSize());
+    role.objectChecksum = ::piper::plan::checksum((*bytes)->getBufferStart(),
+                                                  (*bytes)->getBufferSize());
+  }
   return success();
 }
 
@@ -163,11 +189,17 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
                         options.sourceName, options.optimizer);
   if (failed(manifest))
     return failure();
+  // Roles are in program order (buildPlanManifest).
+  SmallVector<std::string> signatures;
+  for (const ::piper::plan::Role &role : manifest->roles)
+    signatures.push_back(::piper::plan::roleSignature(*manifest, role));
   if (failed(forEachLoweredProgram(
           module, LoweringDepth::LLVM, timing, [&](size_t i, ModuleOp lowered) {
             return emitProgramObject(lowered, programs[i].getSymName(), planDir,
-                                     timing);
+                                     signatures[i], timing);
           })))
+    return failure();
+  if (failed(recordObjects(*manifest, planDir)))
     return failure();
   SmallString<128> manifestPath(planDir);
   llvm::sys::path::append(manifestPath, ::piper::plan::kManifestFile);

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/Compile/EmitObject.h"
+#include "piper-rt/plan_validate.h"
 
 #include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -24,6 +25,8 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/InstrTypes.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -163,11 +166,21 @@ LogicalResult mlir::piper::emitLLVMIR(ModuleOp module, llvm::raw_ostream &os,
 
 LogicalResult mlir::piper::emitObjectFile(ModuleOp module,
                                           const std::string &objectPath,
-                                          TimingScope &timing) {
+                                          TimingScope &timing,
+                                          llvm::StringRef signature) {
   return withHostModule(
       module, timing,
       [&](llvm::Module &llvmModule,
           llvm::TargetMachine &machine) -> LogicalResult {
+        // Added after internalization and O2, so it stays exported.
+        if (!signature.empty()) {
+          llvm::Constant *text = llvm::ConstantDataArray::getString(
+              llvmModule.getContext(), signature);
+          new llvm::GlobalVariable(llvmModule, text->getType(),
+                                   /*isConstant=*/true,
+                                   llvm::GlobalValue::ExternalLinkage, text,
+                                   ::piper::plan::kSignatureSymbol);
+        }
         std::error_code ec;
         llvm::raw_fd_ostream out(objectPath, ec, llvm::sys::fs::OF_None);
         if (ec)

@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/Directives/JSONDirectives.h"
+#include "piper/Limits.h"
 
 #include "JSONPositions.h"
 
@@ -43,6 +44,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
+using mlir::piper::checkJSONDepth;
+using mlir::piper::kMaxMicrobatches;
 
 namespace {
 
@@ -209,6 +212,9 @@ Error Translator::split(const json::Object &args, const Twine &path) {
   auto n = integer(args.get("n"), path + ".n", 1);
   if (!n)
     return n.takeError();
+  if (*n > kMaxMicrobatches)
+    return fail(path + ".n", "expected at most " + Twine(kMaxMicrobatches) +
+                                 " microbatches, got " + Twine(*n));
   int64_t dim = 0;
   if (args.get("dim")) {
     auto value = integer(args.get("dim"), path + ".dim", 0);
@@ -541,6 +547,10 @@ Error Translator::run(const json::Value &root,
 
 Expected<std::string>
 mlir::piper::translateJSONDirectives(StringRef json, StringRef sourceName) {
+  // Depth first: llvm::json recurses once per level.
+  if (std::optional<std::string> deep = checkJSONDepth(json))
+    return createStringError(inconvertibleErrorCode(),
+                             sourceName + ": invalid JSON: " + *deep);
   Expected<json::Value> root = json::parse(json);
   if (!root)
     return createStringError(

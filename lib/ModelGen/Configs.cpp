@@ -15,6 +15,8 @@
 
 #include "piper/ModelGen/ModelGen.h"
 
+#include "piper/Limits.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -258,14 +260,21 @@ modelgen::parseMeshSpec(StringRef spec) {
                        "; names are letters, digits and '_', not starting "
                        "with a digit");
     int64_t value;
-    if (size.getAsInteger(10, value) || value < 1)
-      return makeError("mesh axis '" + name + "' has size '" + size +
-                       "' in --mesh=" + spec + "; sizes are integers >= 1");
+    if (size.getAsInteger(10, value) || value < 1 || value > kMaxMeshDevices)
+      return makeError(
+          "mesh axis '" + name + "' has size '" + size + "' in --mesh=" + spec +
+          "; sizes are integers from 1 to " + Twine(kMaxMeshDevices));
     if (!seen.insert(name).second)
       return makeError("mesh axis '" + name +
                        "' appears twice in --mesh=" + spec);
     axes.push_back({name.str(), value});
   }
+  // Each size is at most kMaxMeshDevices: the product cannot overflow first.
+  int64_t devices = 1;
+  for (const MeshAxisSpec &axis : axes)
+    if ((devices *= axis.size) > kMaxMeshDevices)
+      return makeError("--mesh=" + spec + " has more than " +
+                       Twine(kMaxMeshDevices) + " devices");
   return axes;
 }
 
@@ -295,11 +304,18 @@ llvm::Error modelgen::validateOptions(const GenOptions &options) {
   if (kind == ModelKind::MLP && c.tieEmbeddings)
     return makeError("--tie-embeddings needs --model=gpt or moe: the mlp has "
                      "no embedding table to share with its head");
-  for (auto [flag, value] : sizes)
+  for (auto [flag, value] : sizes) {
     if (value < 1)
       return makeError(llvm::formatv("--{0} must be >= 1 for --model={1}, "
                                      "got {2}",
                                      flag, stringifyModelKind(kind), value));
+    // Building is quadratic in the layers; every other size is a width.
+    int64_t limit = flag == "layers" ? kMaxGenLayers : kMaxDimension;
+    if (value > limit)
+      return makeError(llvm::formatv("--{0} must be <= {1} (docs/Limits.md), "
+                                     "got {2}",
+                                     flag, limit, value));
+  }
 
   if (kind != ModelKind::MLP && c.hidden % c.heads != 0)
     return makeError(llvm::formatv("--hidden={0} is not divisible by "

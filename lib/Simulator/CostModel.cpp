@@ -19,6 +19,7 @@
 
 #include "piper/Simulator/CostModel.h"
 #include "FormatNumber.h"
+#include "piper/Limits.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -136,6 +137,10 @@ void Calibration::applyTo(CostParameters &params) const {
 
 std::optional<Calibration> piper::sim::parseCalibration(const std::string &text,
                                                         std::string &error) {
+  if (std::optional<std::string> deep = mlir::piper::checkJSONDepth(text)) {
+    error = *deep;
+    return std::nullopt;
+  }
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed) {
     error = llvm::toString(parsed.takeError());

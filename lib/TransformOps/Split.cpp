@@ -8,6 +8,7 @@
 
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
+#include "piper/Limits.h"
 #include "piper/TransformOps/PiperTransformOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -55,6 +56,10 @@ LogicalResult SplitOp::verify() {
   if (getCountAttr().getInt() < 1)
     return emitOpError() << "needs a count of at least 1, got "
                          << getCountAttr().getInt();
+  // Checked before apply copies anything: the copies are the cost.
+  if (getCountAttr().getInt() > kMaxMicrobatches)
+    return emitOpError() << "makes at most " << kMaxMicrobatches
+                         << " microbatches, got " << getCountAttr().getInt();
   if (getDimAttr().getInt() < 0)
     return emitOpError() << "needs a non-negative dimension, got "
                          << getDimAttr().getInt();

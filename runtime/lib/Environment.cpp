@@ -47,7 +47,20 @@ double piper_rt_comm_timeout_seconds(void) {
     return PIPER_RT_DEFAULT_COMM_TIMEOUT_SECONDS;
 
   double seconds = 0.0;
-  if (parsePositiveSeconds(text, &seconds))
+  // Below 0.1 s a healthy job's first collective already times out (1e-9
+  // aborted every run); above a week it no longer bounds anything.
+  if (parsePositiveSeconds(text, &seconds) &&
+      (seconds < PIPER_RT_MIN_COMM_TIMEOUT_SECONDS ||
+       seconds > PIPER_RT_MAX_COMM_TIMEOUT_SECONDS)) {
+    PIPER_RT_ERROR(PIPER_RT_ERROR_INVALID_ARGUMENT,
+                   "%s='%s' is outside %g to %g seconds; using the default "
+                   "of %g s",
+                   name, text, PIPER_RT_MIN_COMM_TIMEOUT_SECONDS,
+                   PIPER_RT_MAX_COMM_TIMEOUT_SECONDS,
+                   PIPER_RT_DEFAULT_COMM_TIMEOUT_SECONDS);
+    return PIPER_RT_DEFAULT_COMM_TIMEOUT_SECONDS;
+  }
+  if (seconds > 0.0)
     return seconds;
 
   PIPER_RT_ERROR(PIPER_RT_ERROR_INVALID_ARGUMENT,

@@ -28,10 +28,11 @@
 // RUN: not piper-gen --model=moe --config=tiny-gpt 2>&1 | FileCheck %s --check-prefix=EXPERTS
 // EXPERTS: piper-gen: error: --experts must be >= 1 for --model=moe, got 0
 
-// Sizes whose tensors could not be counted in 64 bits.
+// Sizes above the bound of docs/Limits.md (2^24) are refused one by one;
+// sizes within it whose tensors could not be counted in 64 bits together.
 // RUN: not piper-gen --config=tiny-gpt --batch=10000000000 --seq=10000000000 2>&1 | FileCheck %s --check-prefix=TOKENS
-// TOKENS: piper-gen: error: --batch * --seq overflows 64 bits
-// RUN: not piper-gen --config=tiny-gpt --seq=100000000 --vocab=100000000000 2>&1 | FileCheck %s --check-prefix=OVERFLOW
+// TOKENS: piper-gen: error: --seq must be <= 16777216 (docs/Limits.md), got 10000000000
+// RUN: not piper-gen --config=tiny-gpt --batch=16777216 --seq=16777216 --vocab=16777216 2>&1 | FileCheck %s --check-prefix=OVERFLOW
 // OVERFLOW: piper-gen: error: the model's sizes overflow 64-bit element counts
 
 // RUN: not piper-gen --config=tiny-moe --capacity-factor=-1 2>&1 | FileCheck %s --check-prefix=CF
@@ -47,10 +48,10 @@
 // MESH-EMPTY-AXIS: piper-gen: error: bad mesh axis '' in --mesh=dp=4,; expected NAME=SIZE[,NAME=SIZE...], e.g. --mesh=dp=4,pp=2,ep=2
 
 // RUN: not piper-gen --config=tiny-gpt --mesh=dp=0 2>&1 | FileCheck %s --check-prefix=MESH-SIZE
-// MESH-SIZE: piper-gen: error: mesh axis 'dp' has size '0' in --mesh=dp=0; sizes are integers >= 1
+// MESH-SIZE: piper-gen: error: mesh axis 'dp' has size '0' in --mesh=dp=0; sizes are integers from 1 to 1048576
 
 // RUN: not piper-gen --config=tiny-gpt --mesh=dp=two 2>&1 | FileCheck %s --check-prefix=MESH-NAN
-// MESH-NAN: piper-gen: error: mesh axis 'dp' has size 'two' in --mesh=dp=two; sizes are integers >= 1
+// MESH-NAN: piper-gen: error: mesh axis 'dp' has size 'two' in --mesh=dp=two; sizes are integers from 1 to 1048576
 
 // RUN: not piper-gen --config=tiny-gpt --mesh=2d=2 2>&1 | FileCheck %s --check-prefix=MESH-NAME
 // MESH-NAME: piper-gen: error: bad mesh axis name '2d' in --mesh=2d=2; names are letters, digits and '_', not starting with a digit

@@ -220,6 +220,20 @@ void printBatchSummary(ModuleOp module, StringRef planDir) {
   llvm::outs() << line << "\n";
 }
 
+/// Without a strategy every device of the mesh runs the whole step on the
+/// whole batch: a mesh of dp=2 compiled alone trains two identical copies.
+/// Said once, at the mesh, rather than left for the user to discover.
+void warnUnusedMesh(ModuleOp module) {
+  for (MeshOp mesh : module.getOps<MeshOp>())
+    if (mesh.getNumDevices() > 1)
+      mesh.emitWarning()
+          << "piper-compile: mesh @" << mesh.getSymName() << " has "
+          << mesh.getNumDevices()
+          << " devices but no --directives: every device runs the whole "
+             "step on the whole batch (give a strategy, or a mesh of one "
+             "device)";
+}
+
 LogicalResult run(MLIRContext &context, TimingScope &timing) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -260,6 +274,8 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
         kClipGradNormAttrName,
         FloatAttr::get(Float64Type::get(&context), clipGradNorm));
   SmallVector<ArgumentInfo> modelArgs;
+  if (!hasPrograms && options.directives.empty())
+    warnUnusedMesh(*module);
   if (!hasPrograms) {
     // A translated JSON strategy is kept with the plan when there is one.
     std::optional<std::string> keepDir;

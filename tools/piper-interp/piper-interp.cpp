@@ -41,10 +41,13 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
 
 #include <cmath>
 
@@ -196,6 +199,49 @@ std::string printableText(const std::string &text) {
 int fail(const Twine &message) {
   llvm::errs() << "piper-interp: " << message << "\n";
   return 1;
+}
+
+/// The interpreter holds every value of a step as f64 (8 bytes an element)
+/// and keeps the forward values for the backward pass. A model whose
+/// tensors together need more than the machine's memory (piper-gen
+/// --batch=16000000 --hidden=16000) used to end mid-step in "LLVM ERROR: out
+/// of memory"; it is refused here, before anything is allocated, at the op
+/// with the largest tensor.
+LogicalResult checkMemory(func::FuncOp fn) {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return success();
+  int64_t memory = int64_t(pages) * int64_t(pageSize);
+  int64_t total = 0, largest = 0;
+  Location where = fn.getLoc();
+  bool overflow = false;
+  auto add = [&](Type type, Location loc) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return;
+    int64_t bytes = 8;
+    for (int64_t d : tensor.getShape())
+      overflow |= llvm::MulOverflow(bytes, d, bytes);
+    overflow |= llvm::AddOverflow(total, bytes, total);
+    if (bytes > largest) {
+      largest = bytes;
+      where = loc;
+    }
+  };
+  for (BlockArgument arg : fn.getArguments())
+    add(arg.getType(), fn.getLoc());
+  fn.walk([&](Operation *op) {
+    for (Type type : op->getResultTypes())
+      add(type, op->getLoc());
+  });
+  if (!overflow && total <= memory)
+    return success();
+  return emitError(where) << "piper-interp: the step's tensors need "
+                          << (overflow ? std::string("more than 2^63")
+                                       : std::to_string(total))
+                          << " bytes as f64 (the largest, here, " << largest
+                          << "), more than this machine's " << memory
+                          << " bytes of memory";
 }
 
 /// The function to train: --function, or the only function with a body, or
@@ -431,6 +477,8 @@ int main(int argc, char **argv) {
   if (failed(fn))
     return 1;
 
+  if (failed(checkMemory(*fn)))
+    return 1;
   FailureOr<Trainer> trainer = Trainer::create(*fn, options);
   if (failed(trainer))
     return 1;

@@ -15,6 +15,7 @@
 #define PIPER_TOOLS_PIPER_RUN_PROGRAM_H
 
 #include "piper-rt/plan_manifest.h"
+#include "piper-rt/plan_validate.h"
 
 #include <dlfcn.h>
 #include <string>
@@ -29,8 +30,14 @@ struct Program {
   /// Sets the threads of the plan's BLAS calls and parallel loops.
   void (*setThreads)(int) = nullptr;
 
-  bool load(const std::string &directory, const plan::Role &role,
-            std::string &error) {
+  /// Loads `role`'s object from `directory` after verifying its size and
+  /// checksum, then checks that its entry point is its own and that it was
+  /// compiled for the inputs and outputs `manifest` describes
+  /// (plan_validate.h).
+  bool load(const std::string &directory, const plan::Manifest &manifest,
+            const plan::Role &role, std::string &error) {
+    if (!plan::verifyRoleObject(directory, role, error))
+      return false;
     std::string path = directory;
     if (!path.empty() && path.back() != '/')
       path += '/';
@@ -48,9 +55,28 @@ struct Program {
         dlsym(handle, "piper_kernels_clear_error"));
     setThreads =
         reinterpret_cast<void (*)(int)>(dlsym(handle, "piper_k_set_threads"));
-    if (!entry)
+    // dlsym also searches the object's dependencies (libc's malloc): the
+    // entry must lie in the object that defines the signature.
+    const char *signature =
+        static_cast<const char *>(dlsym(handle, plan::kSignatureSymbol));
+    if (!signature) {
+      error = path + " has no " + plan::kSignatureSymbol +
+              " (not a plan object, or an older one; recompile the plan)";
+      return false;
+    }
+    Dl_info entryInfo, signatureInfo;
+    if (!entry || !dladdr(reinterpret_cast<void *>(entry), &entryInfo) ||
+        !dladdr(signature, &signatureInfo) ||
+        entryInfo.dli_fbase != signatureInfo.dli_fbase) {
       error = path + " has no entry point '" + role.entry + "'";
-    return entry != nullptr;
+      return false;
+    }
+    std::string expected = plan::roleSignature(manifest, role);
+    if (expected != signature) {
+      error = path + " " + plan::signatureDifference(signature, expected);
+      return false;
+    }
+    return true;
   }
 };
 

@@ -133,9 +133,29 @@ cl::opt<int64_t> killRank("kill-rank",
                           cl::desc("Testing: this rank dies (SIGKILL) at "
                                    "the start of --kill-at-step"),
                           cl::init(-1), cl::Hidden, cl::cat(category));
+cl::opt<bool> stopInstead("kill-with-sigstop",
+                          cl::desc("Testing: --kill-rank stops (SIGSTOP) "
+                                   "instead of dying, as a hung rank would"),
+                          cl::init(false), cl::Hidden, cl::cat(category));
 cl::opt<int64_t> killAtStep("kill-at-step",
                             cl::desc("Testing: the step --kill-rank dies at"),
                             cl::init(1), cl::Hidden, cl::cat(category));
+
+/// The most steps one run takes (docs/Limits.md).
+constexpr int64_t kMaxSteps = 1000000000;
+
+/// --kill-rank names a rank of the job and --kill-at-step a step it takes.
+bool checkKillFlags(const Job &job, std::string &error) {
+  int64_t ranks = static_cast<int64_t>(job.roleOf.size());
+  if (killRank.getNumOccurrences() && (killRank < 0 || killRank >= ranks))
+    error = "--kill-rank=" + std::to_string(killRank) +
+            " is not a rank of this " + std::to_string(ranks) + "-rank job";
+  else if (killAtStep.getNumOccurrences() &&
+           (killAtStep < 1 || killAtStep > steps))
+    error = "--kill-at-step=" + std::to_string(killAtStep) +
+            " is not a step of this run (1 to " + std::to_string(steps) + ")";
+  return error.empty();
+}
 
 int fail(const std::string &message) {
   // One write: the ranks of a job share stderr.
@@ -206,6 +226,9 @@ int main(int argc, char **argv) {
   int threads = 1;
   if (!threadCount(threadsFlag, threads, error))
     return fail(error);
+  if (steps < 1 || steps > kMaxSteps)
+    return fail("--steps must be from 1 to " + std::to_string(kMaxSteps) +
+                ", got " + std::to_string(steps));
   if (traceSummary &&
       (traceFile.empty() || traceFile.find("%r") != std::string::npos))
     return fail("--trace-summary needs --trace=FILE (one merged file, no "
@@ -233,13 +256,19 @@ int main(int argc, char **argv) {
     job.stop(error);
     return 1;
   }
+  if (!checkKillFlags(job, error)) {
+    if (job.rank == 0)
+      fail(error);
+    job.stop(error);
+    return 1;
+  }
   const plan::Role &role = job.role();
   plan::Coords coords = manifest.mesh.coords(job.rank);
   std::vector<int> lossRanks = manifest.lossRanks(job.roleOf);
   auto [batchReplica, batchReplicas] =
       manifest.mesh.indexAlong(coords, manifest.batchAxes);
   Program program;
-  if (!program.load(planDir, role, error))
+  if (!program.load(planDir, manifest, role, error))
     return fail(error);
   // On this thread, which runs the entry: OpenMP's team size is a property
   // of the thread that opens the parallel regions.
@@ -294,12 +323,12 @@ int main(int argc, char **argv) {
     if (job.rank == killRank && s == killAtStep) {
       // One write: other ranks print into the same file at the same time.
       std::string line = "piper-run: rank " + std::to_string(job.rank) +
-                         ": killed at step " + std::to_string(s) +
-                         " (--kill-rank)\n";
+                         (stopInstead ? ": stopped" : ": killed") +
+                         " at step " + std::to_string(s) + " (--kill-rank)\n";
       llvm::outs().flush();
       llvm::errs() << line;
       llvm::errs().flush();
-      std::raise(SIGKILL);
+      std::raise(stopInstead ? SIGSTOP : SIGKILL);
     }
     hyper.set(job, s);
     double loss = 0, seconds = 0;

@@ -37,9 +37,12 @@ LogicalResult emitLLVMIR(ModuleOp module, llvm::raw_ostream &os,
 
 /// Translates `module` to LLVM IR, optimises it at O2 and writes a
 /// position-independent host object file to `objectPath`, timing the
-/// translation, O2 and codegen under `timing`.
+/// translation, O2 and codegen under `timing`. A non-empty `signature` is
+/// defined as the NUL-terminated string piper-rt/plan_validate.h's
+/// kSignatureSymbol, which piper-run compares with the plan's.
 LogicalResult emitObjectFile(ModuleOp module, const std::string &objectPath,
-                             TimingScope &timing);
+                             TimingScope &timing,
+                             llvm::StringRef signature = {});
 
 /// Links `objectPath` with the kernel library into the shared object
 /// `sharedPath` (clang-22 -shared); `error` gets the linker's complaint.

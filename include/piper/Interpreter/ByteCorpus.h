@@ -36,6 +36,7 @@
 #include "piper/Reference/Tensor.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -47,8 +48,15 @@ struct ByteCorpus {
   std::string path;
   std::vector<uint8_t> bytes;
 
-  /// Reads `path`; fails if it cannot be read or is empty.
+  /// Reads `path`; fails if it cannot be read, is not a regular file or is
+  /// empty.
   static Status load(const std::string &path, ByteCorpus &out) {
+    // libstdc++ opens a directory, then throws std::ios_failure (EISDIR)
+    // from the first read, which the tools build without catching.
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) &&
+        !std::filesystem::is_regular_file(path, ec))
+      return Status::error("the corpus '" + path + "' is not a regular file");
     std::ifstream in(path, std::ios::binary);
     if (!in)
       return Status::error("cannot read the corpus '" + path + "'");

@@ -59,7 +59,8 @@ def SplitOp : Op<Transform_Dialect, "piper.split", [
     before `place`, `replicate` and `shard`). Consumes the `nodes` handle.
 
     **Constraints:**
-    - `count` is at least 1 and `dim` is non-negative.
+    - `count` is between 1 and 256 (docs/Limits.md) and `dim` is
+      non-negative.
   }];
   let arguments = (ins TransformHandleTypeInterface:$nodes, I64Attr:$count,
                        DefaultValuedAttr<I64Attr, "0">:$dim);

@@ -110,6 +110,7 @@ piper_rt_status piper_rt_init(int *argc, char ***argv,
 
   if (ctx->threadMultiple && progressThreadWanted())
     startProgressThread(*ctx);
+  startLiveness(*ctx);
   *context = ctx;
   return PIPER_RT_OK;
 }
@@ -127,6 +128,7 @@ piper_rt_status piper_rt_finalize(piper_rt_context context) {
     if (piper_rt_status s = writeTrace(*context))
       if (result == PIPER_RT_OK)
         result = s;
+  stopLiveness(*context);
   stopProgressThread(*context);
   for (auto &entry : context->comms)
     MPI_Comm_free(&entry.second->comm);

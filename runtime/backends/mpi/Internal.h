@@ -95,6 +95,10 @@ struct piper_rt_comm_impl {
   std::string description;  // "{dp} of stream 'grad'"
 };
 
+namespace piper::rt {
+struct Liveness;
+} // namespace piper::rt
+
 struct piper_rt_context_impl {
   int rank = 0;
   int size = 1;
@@ -134,6 +138,9 @@ struct piper_rt_context_impl {
   bool tracing = false;
   std::string tracePath;
   std::vector<piper::rt::TraceSpan> spans;
+
+  // Heartbeats between ring neighbours (Liveness.cpp); null when off.
+  piper::rt::Liveness *liveness = nullptr; // owned; freed by stopLiveness
 };
 
 namespace piper::rt {
@@ -178,6 +185,14 @@ void stopProgressThread(piper_rt_context_impl &context);
 
 /// Marks a blocking MPI call for the watchdog (empty `what` clears it).
 void setBlocking(piper_rt_context_impl &context, const std::string &what);
+
+/// The liveness watchdog (Liveness.cpp): with the progress thread running
+/// and PIPER_RT_LIVENESS > 0, each rank sends a heartbeat to the next rank
+/// and watches the previous one's; start and stop are collective (init and
+/// finalize), poll runs on the progress thread under the mutex.
+void startLiveness(piper_rt_context_impl &context);
+void pollLiveness(piper_rt_context_impl &context);
+void stopLiveness(piper_rt_context_impl &context);
 
 /// Prints the one-line timeout report and, if the context says so, aborts
 /// every rank; otherwise records and returns PIPER_RT_ERROR_TIMEOUT.

@@ -196,6 +196,7 @@ void piper::rt::startProgressThread(piper_rt_context_impl &context) {
     std::unique_lock<std::mutex> lock(context.mutex);
     while (!context.stopProgress) {
       progressAll(context);
+      pollLiveness(context);
       // The watchdog: a blocking call (communicator creation, the trace
       // gather) cannot time itself out, so this thread does.
       if (context.blockingSince >= 0 &&

@@ -150,6 +150,9 @@ void piper_rt_clear_error(void);
 /// collective into an error within minutes instead of a job that idles on all
 /// of its GPUs until the scheduler kills it.
 #define PIPER_RT_DEFAULT_COMM_TIMEOUT_SECONDS 300.0
+/// The range PIPER_RT_TIMEOUT must lie in (docs/Limits.md).
+#define PIPER_RT_MIN_COMM_TIMEOUT_SECONDS 0.1
+#define PIPER_RT_MAX_COMM_TIMEOUT_SECONDS 604800.0
 
 /// Returns how long, in seconds, a communication call may wait before failing
 /// with PIPER_RT_ERROR_TIMEOUT. Read from the environment variable
@@ -158,8 +161,9 @@ void piper_rt_clear_error(void);
 /// without recompiling a plan.
 ///
 /// Unset or empty yields PIPER_RT_DEFAULT_COMM_TIMEOUT_SECONDS. Anything else
-/// that is not a finite number > 0 (for example "abc", "10s", "0", "-5",
-/// "inf") also yields the default, and sets the last error to
+/// that is not a number from PIPER_RT_MIN_COMM_TIMEOUT_SECONDS to
+/// PIPER_RT_MAX_COMM_TIMEOUT_SECONDS (for example "abc", "10s", "0", "-5",
+/// "inf", "1e-9") also yields the default, and sets the last error to
 /// PIPER_RT_ERROR_INVALID_ARGUMENT with the offending value, so the launcher
 /// can warn instead of silently running with a setting the user did not mean.
 /// A valid value leaves the last error untouched.

@@ -89,6 +89,11 @@ private:
   json::Object object_;
 };
 
+/// The deepest nesting of arrays and objects parse accepts
+/// (docs/Limits.md); deeper documents are rejected before they can exhaust
+/// the stack.
+inline constexpr int kMaxDepth = 256;
+
 /// Parses `text` (one JSON document, UTF-8). On failure returns false with
 /// `error` as "[line:column, byte=offset]: message" (line from 1, column
 /// from 0), llvm::json's wording.

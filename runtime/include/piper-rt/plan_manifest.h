@@ -156,6 +156,10 @@ struct Role {
   std::vector<std::string> launches;
   /// The program's streams in order (piper_comm_record/wait's indices).
   std::vector<std::string> streams;
+  /// The object's size and checksum, recorded by piper-compile and verified
+  /// before it is loaded (plan_validate.h).
+  std::optional<int64_t> objectBytes;
+  std::optional<std::string> objectChecksum;
 
   /// Whether the device at `coords` runs this role.
   bool matches(const Mesh &mesh, const Coords &coords) const;

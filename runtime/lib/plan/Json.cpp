@@ -112,6 +112,10 @@ public:
 private:
   const char *start, *p, *end;
   std::string message;
+  /// Arrays and objects open around the cursor. Parsing recurses once per
+  /// level, so a hostile file nested 50,000 deep would overflow the stack:
+  /// deeper than kMaxDepth is an error (plan.json nests 5 levels).
+  int depth = 0;
 
   /// The next character, consumed; 0 at the end (which does not move).
   char next() { return p == end ? 0 : *p++; }
@@ -200,9 +204,16 @@ bool Parser::parseValue(Value &out) {
     return true;
   }
   case '[':
-    return parseArray(out);
-  case '{':
-    return parseObject(out);
+  case '{': {
+    if (depth == kMaxDepth) {
+      --p;
+      return fail("Nesting deeper than 256 levels");
+    }
+    ++depth;
+    bool ok = c == '[' ? parseArray(out) : parseObject(out);
+    --depth;
+    return ok;
+  }
   default:
     if (isNumberChar(c))
       return parseNumber(c, out);

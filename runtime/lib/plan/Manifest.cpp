@@ -184,7 +184,8 @@ bool Role::matches(const Mesh &mesh, const Coords &coords) const {
 bool Role::operator==(const Role &o) const {
   return program == o.program && object == o.object && entry == o.entry &&
          role == o.role && inputs == o.inputs && outputs == o.outputs &&
-         launches == o.launches && streams == o.streams;
+         launches == o.launches && streams == o.streams &&
+         objectBytes == o.objectBytes && objectChecksum == o.objectChecksum;
 }
 
 bool Manifest::operator==(const Manifest &o) const {

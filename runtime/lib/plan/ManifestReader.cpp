@@ -15,6 +15,7 @@
 
 #include "piper-rt/plan_json.h"
 #include "piper-rt/plan_manifest.h"
+#include "piper-rt/plan_validate.h"
 
 #include <cerrno>
 #include <cstring>
@@ -197,7 +198,9 @@ bool Reader::role(const Value &v, const std::string &path, Role &r) {
          field(v, path, "inputs", r.inputs) &&
          field(v, path, "outputs", r.outputs) &&
          optional(v, path, "launches", r.launches) &&
-         optional(v, path, "streams", r.streams);
+         optional(v, path, "streams", r.streams) &&
+         optional(v, path, "object_bytes", r.objectBytes) &&
+         optional(v, path, "object_checksum", r.objectChecksum);
 }
 
 bool Reader::mesh(const Value &v, const std::string &path, Mesh &m) {
@@ -315,9 +318,15 @@ bool piper::plan::readManifest(const std::string &text, const std::string &file,
             "', version " + std::to_string(version) + ")";
     return false;
   }
+  // "version": 1.0 reads as the integer 1 everywhere else; the format's
+  // version is an integer.
+  if (const Value *ver = root.get("version");
+      reader.error.empty() && ver && ver->kind() != Value::Kind::Integer)
+    reader.fail("plan.version", "expected an integer");
   manifest = Manifest();
-  if (reader.error.empty() && reader.manifest(root, manifest))
-    checkReferences(manifest, reader);
+  if (reader.error.empty() && reader.manifest(root, manifest) &&
+      checkReferences(manifest, reader))
+    validateManifest(manifest, reader.error);
   if (reader.error.empty())
     return true;
   error = file + ": bad manifest: " + reader.error;

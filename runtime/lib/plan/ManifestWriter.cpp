@@ -70,14 +70,19 @@ Value roleJSON(const Role &role) {
   Object coords;
   for (const auto &[axis, coord] : role.role)
     coords.emplace_back(axis, coord);
-  return Object{{"program", role.program},
-                {"role", std::move(coords)},
-                {"object", role.object},
-                {"entry", role.entry},
-                {"inputs", integers(role.inputs)},
-                {"outputs", integers(role.outputs)},
-                {"launches", strings(role.launches)},
-                {"streams", strings(role.streams)}};
+  Object o{{"program", role.program},
+           {"role", std::move(coords)},
+           {"object", role.object},
+           {"entry", role.entry},
+           {"inputs", integers(role.inputs)},
+           {"outputs", integers(role.outputs)},
+           {"launches", strings(role.launches)},
+           {"streams", strings(role.streams)}};
+  if (role.objectBytes)
+    o.emplace_back("object_bytes", *role.objectBytes);
+  if (role.objectChecksum)
+    o.emplace_back("object_checksum", *role.objectChecksum);
+  return o;
 }
 
 Value meshJSON(const Mesh &mesh) {

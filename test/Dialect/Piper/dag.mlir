@@ -50,7 +50,7 @@ func.func @placed(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // Collectives over mesh axes, on a stream.
-piper.mesh @mesh axes = [dp = 4]
+piper.mesh @mesh axes = [dp = 4, pp = 2]
 // CHECK-LABEL: func.func @collectives(
 // CHECK:         piper.collective "ar" all_reduce %{{.*}} over ["dp"] of @mesh stream "dp_grad" : tensor<4xf32>
 // CHECK:         piper.collective "ag" all_gather %{{.*}} over ["dp"] of @mesh stream "dp_param" {devices = {pp = 0 : i64}} : tensor<4xf32>

@@ -10,6 +10,8 @@
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 
+#include "piper/Limits.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -187,6 +189,9 @@ LogicalResult MeshAxisAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (size < 1)
     return emitError() << "mesh axis '" << name.getValue() << "' has size "
                        << size << "; sizes must be >= 1";
+  if (size > kMaxMeshDevices)
+    return emitError() << "mesh axis '" << name.getValue() << "' has size "
+                       << size << "; sizes must be <= " << kMaxMeshDevices;
   if ((bandwidth || latency) && !link)
     return emitError() << "mesh axis '" << name.getValue()
                        << "' gives link properties without a link class";

@@ -104,6 +104,52 @@ LogicalResult DAGOp::verify() {
 // TaskOp
 //===----------------------------------------------------------------------===//
 
+/// A hand-written placement must name devices that exist: with exactly one
+/// mesh in scope (the case of every compiled model) each coordinate is
+/// checked against its axis, as transform.piper.place does. Without a
+/// single mesh only the sign is checked; partitioning then rejects the
+/// module for its missing mesh.
+static LogicalResult verifyDevices(TaskOp task) {
+  DictionaryAttr devices = task.getDevicesAttr();
+  if (!devices)
+    return success();
+  MeshOp mesh;
+  if (Operation *table = SymbolTable::getNearestSymbolTable(task)) {
+    unsigned meshes = 0;
+    for (Region &region : table->getRegions())
+      for (MeshOp candidate : region.getOps<MeshOp>()) {
+        mesh = candidate;
+        ++meshes;
+      }
+    if (meshes != 1)
+      mesh = {};
+  }
+  for (NamedAttribute axis : devices) {
+    auto coordinate = dyn_cast<IntegerAttr>(axis.getValue());
+    if (!coordinate || coordinate.getType().isInteger(1) ||
+        coordinate.getValue().isNegative())
+      return task.emitOpError()
+             << "coordinate of axis '" << axis.getName().getValue()
+             << "' in 'devices' must be a non-negative integer";
+    if (!mesh)
+      continue;
+    MeshAxisAttr meshAxis = mesh.getAxis(axis.getName().getValue());
+    if (!meshAxis)
+      return task.emitOpError()
+             << "'devices' names axis '" << axis.getName().getValue()
+             << "', which mesh @" << mesh.getSymName()
+             << " does not have (axes: " << mesh.getAxisNamesForDiagnostic()
+             << ")";
+    uint64_t at = coordinate.getValue().getLimitedValue();
+    if (at >= uint64_t(meshAxis.getSize()))
+      return task.emitOpError()
+             << "axis '" << axis.getName().getValue() << "' of @"
+             << mesh.getSymName() << " has size " << meshAxis.getSize()
+             << "; coordinate " << at << " is out of range";
+  }
+  return success();
+}
+
 LogicalResult TaskOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto callee = symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(
       *this, getCalleeAttr());
@@ -113,7 +159,7 @@ LogicalResult TaskOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (TypeRange(callee.getArgumentTypes()) != getInputs().getTypes() ||
       TypeRange(callee.getResultTypes()) != getOutputs().getTypes())
     return emitOpError() << "types differ from those of " << getCalleeAttr();
-  return success();
+  return verifyDevices(*this);
 }
 
 //===----------------------------------------------------------------------===//

@@ -8,6 +8,8 @@
 
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 
+#include "piper/Limits.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringExtras.h"
@@ -70,6 +72,16 @@ LogicalResult MeshOp::verify() {
       return emitOpError() << "duplicate axis name '"
                            << axis.getName().getValue() << "' in mesh @"
                            << getSymName();
+  // Each axis is at most kMaxMeshDevices, so the running product cannot
+  // overflow before it is compared.
+  int64_t devices = 1;
+  for (MeshAxisAttr axis : getAxes().getAsRange<MeshAxisAttr>()) {
+    devices *= axis.getSize();
+    if (devices > kMaxMeshDevices)
+      return emitOpError() << "mesh @" << getSymName() << " has more than "
+                           << kMaxMeshDevices
+                           << " devices (the product of its axis sizes)";
+  }
   return success();
 }
 

@@ -150,7 +150,15 @@ struct BuildDAGPass : public piper::impl::PiperBuildDAGBase<BuildDAGPass> {
       if (!fn.isExternal() && !fn.getBody().getOps<AnnotateOp>().empty())
         steps.push_back(fn);
     if (steps.empty()) {
-      getOperation().emitError()
+      // Located at the first function with a body (the model the user
+      // meant), not at the module's unknown location.
+      Operation *at = getOperation();
+      for (auto fn : getOperation().getOps<func::FuncOp>())
+        if (!fn.isExternal()) {
+          at = fn;
+          break;
+        }
+      at->emitError()
           << "piper-build-dag: no function has chunks (piper.annotate) to "
              "turn into DAG nodes";
       return signalPassFailure();

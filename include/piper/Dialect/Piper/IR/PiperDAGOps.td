@@ -105,6 +105,9 @@ def Piper_TaskOp : Piper_Op<"task", [
     **Constraints:**
     - `callee` is a `func.func` in the enclosing module whose argument and
       result types are the task's operand and result types.
+    - `devices` maps axis names to non-negative integers; when the module
+      has exactly one mesh, each names one of its axes and is below that
+      axis's size.
   }];
   let arguments = (ins StrAttr:$name, FlatSymbolRefAttr:$callee,
                        Variadic<AnyType>:$inputs, DictionaryAttr:$tags,
