@@ -78,7 +78,7 @@ cl::opt<bool> tieEmbeddings(
     cl::desc("GPT/MoE: the LM head reads the transposed embedding table "
              "(no lm_head.weight); under --pp the first and last stages share "
              "embed.weight"),
-    cl::init(false));
+    cl::init(false), cl::cat(genCategory));
 cl::opt<bool> nameValues(
     "name-values",
     cl::desc("Name SSA values after the parameter or module they belong to "
