@@ -253,6 +253,7 @@ void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm,
 
   pm.addPass(createMatmulToBlasPass());
   pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createOutlineKernelsPass());
   TileLinalgPassOptions tiling;
   tiling.parallelGrain = host.parallelGrain;
   tiling.vectorBytes = host.vectorBytes;

@@ -358,6 +358,31 @@ def TileLinalgPass : Pass<"piper-tile-linalg", "::mlir::func::FuncOp"> {
   ];
 }
 
+def OutlineKernelsPass : Pass<"piper-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Outline linalg ops on buffers, one function per distinct kernel";
+  let description = [{
+    Runs on buffers, after `piper-matmul-to-blas` and before
+    `piper-tile-linalg`. Every linalg op with pure buffer semantics other
+    than `linalg.fill` becomes a `func.call` of a private function
+    `@piper_kernel[_N]` holding only that op; ops that are the same kernel
+    (same op, attributes, body, operand types and the same constants read
+    by the body) call one function. Values the body reads from outside are
+    cloned into the function when they are constants and passed as extra
+    arguments otherwise.
+
+    A model repeats its layers, and each per-layer norm, activation,
+    residual or optimizer loop was tiled, vectorised, optimised and
+    compiled once per copy: shared, each distinct kernel is compiled once.
+    A kernel called once is inlined back when the object is emitted.
+
+    Example: two `linalg.generic` adds over `memref<512x256xf32>` in one
+    function become two calls of one `@piper_kernel`.
+
+    **Options:** none.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def ParallelToOpenMPPass
     : Pass<"piper-parallel-to-openmp", "::mlir::ModuleOp"> {
   let summary = "Lower scf.parallel to OpenMP work-sharing loops";
