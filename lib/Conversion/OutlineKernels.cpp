@@ -105,6 +105,7 @@ struct OutlineKernelsPass
     // Built detached, keyed by their text; the first of each key joins the
     // module.
     llvm::StringMap<func::FuncOp> kernels;
+    llvm::DenseMap<Operation *, unsigned> calls;
     OpBuilder b(&getContext());
     for (linalg::LinalgOp op : ops) {
       SetVector<Value> above;
@@ -134,8 +135,17 @@ struct OutlineKernelsPass
       SmallVector<Value> args(op->getOperands());
       llvm::append_range(args, captured);
       func::CallOp::create(b, op.getLoc(), kernel, args);
+      ++calls[kernel];
       op->erase();
     }
+    // LLVM's inliner would copy a shared kernel back into each caller
+    // (most are below its threshold once the loop nest is an OpenMP call),
+    // and the compile time with it. A call costs nanoseconds against a
+    // kernel's microseconds; the step time did not change (bench/README.md).
+    for (auto [kernel, n] : calls)
+      if (n > 1)
+        kernel->setAttr("passthrough",
+                        b.getArrayAttr({b.getStringAttr("noinline")}));
   }
 };
 

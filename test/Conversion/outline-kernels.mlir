@@ -6,18 +6,19 @@
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
-// Two adds over the same types share one kernel; an add over another shape
-// gets its own.
+// Two adds over the same types share one kernel, kept out of line (LLVM
+// would inline it back into each caller); an add over another shape gets
+// its own, used once, which LLVM may inline.
 // CHECK-LABEL: func.func @equal_kernels_share_a_function(
 // CHECK-SAME:      %[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<4x8xf32>, %[[C:.*]]: memref<4x8xf32>, %[[D:.*]]: memref<2x8xf32>
 // CHECK-NEXT:    call @[[K:piper_kernel]](%[[A]], %[[B]], %[[C]])
 // CHECK-NEXT:    call @[[K]](%[[C]], %[[B]], %[[A]])
 // CHECK-NEXT:    call @[[K2:piper_kernel_[0-9]+]](%[[D]], %[[D]], %[[D]])
 // CHECK-NEXT:    return
-// CHECK:       func.func private @[[K]](%{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4x8xf32>)
+// CHECK:       func.func private @[[K]](%{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<4x8xf32>) attributes {passthrough = ["noinline"]}
 // CHECK-NEXT:    linalg.generic
 // CHECK:         arith.addf
-// CHECK:       func.func private @[[K2]](%{{.*}}: memref<2x8xf32>,
+// CHECK:       func.func private @[[K2]](%{{.*}}: memref<2x8xf32>, %{{.*}}: memref<2x8xf32>, %{{.*}}: memref<2x8xf32>) {
 // CHECK-NOT:   func.func
 func.func @equal_kernels_share_a_function(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %c: memref<4x8xf32>, %d: memref<2x8xf32>) {
   linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
