@@ -358,6 +358,28 @@ def TileLinalgPass : Pass<"piper-tile-linalg", "::mlir::func::FuncOp"> {
   ];
 }
 
+def ElideResultCopiesPass
+    : Pass<"piper-elide-result-copies", "::mlir::func::FuncOp"> {
+  let summary = "Compute a result in its out-parameter instead of copying it there";
+  let description = [{
+    Runs after `buffer-results-to-out-params` and before the deallocation
+    pipeline. A `memref.copy %buf, %out` in a function's entry block, where
+    `%out` is an argument of that block used only by the copy, `%buf` a
+    `memref.alloc` of the same type in that block and every other use of
+    `%buf` before the copy, is removed and `%buf` replaced by `%out`. The
+    program function returns the results of its pass functions, which
+    upstream's `hoist-static-allocs` does not reach; without this every
+    updated parameter and optimizer moment is copied once more per step.
+    The out-parameters are buffers of the caller (piper-run allocates them
+    apart from the inputs), so writing them early is safe.
+
+    Example: `%b = memref.alloc()`, `call @f(%x, %b)`,
+    `memref.copy %b, %out` become `call @f(%x, %out)`.
+
+    **Options:** none.
+  }];
+}
+
 def OutlineKernelsPass : Pass<"piper-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Outline linalg ops on buffers, one function per distinct kernel";
   let description = [{
