@@ -358,6 +358,53 @@ def TileLinalgPass : Pass<"piper-tile-linalg", "::mlir::func::FuncOp"> {
   ];
 }
 
+def ElideResultCopiesPass
+    : Pass<"piper-elide-result-copies", "::mlir::func::FuncOp"> {
+  let summary = "Compute a result in its out-parameter instead of copying it there";
+  let description = [{
+    Runs after `buffer-results-to-out-params` and before the deallocation
+    pipeline. A `memref.copy %buf, %out` in a function's entry block, where
+    `%out` is an argument of that block used only by the copy, `%buf` a
+    `memref.alloc` of the same type in that block and every other use of
+    `%buf` before the copy, is removed and `%buf` replaced by `%out`. The
+    program function returns the results of its pass functions, which
+    upstream's `hoist-static-allocs` does not reach; without this every
+    updated parameter and optimizer moment is copied once more per step.
+    The out-parameters are buffers of the caller (piper-run allocates them
+    apart from the inputs), so writing them early is safe.
+
+    Example: `%b = memref.alloc()`, `call @f(%x, %b)`,
+    `memref.copy %b, %out` become `call @f(%x, %out)`.
+
+    **Options:** none.
+  }];
+}
+
+def OutlineKernelsPass : Pass<"piper-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Outline linalg ops on buffers, one function per distinct kernel";
+  let description = [{
+    Runs on buffers, after `piper-matmul-to-blas` and before
+    `piper-tile-linalg`. Every linalg op with pure buffer semantics other
+    than `linalg.fill` becomes a `func.call` of a private function
+    `@piper_kernel[_N]` holding only that op; ops that are the same kernel
+    (same op, attributes, body, operand types and the same constants read
+    by the body) call one function. Values the body reads from outside are
+    cloned into the function when they are constants and passed as extra
+    arguments otherwise.
+
+    A model repeats its layers, and each per-layer norm, activation,
+    residual or optimizer loop was tiled, vectorised, optimised and
+    compiled once per copy: shared, each distinct kernel is compiled once.
+    A kernel called once is inlined back when the object is emitted.
+
+    Example: two `linalg.generic` adds over `memref<512x256xf32>` in one
+    function become two calls of one `@piper_kernel`.
+
+    **Options:** none.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def ParallelToOpenMPPass
     : Pass<"piper-parallel-to-openmp", "::mlir::ModuleOp"> {
   let summary = "Lower scf.parallel to OpenMP work-sharing loops";
