@@ -26,6 +26,7 @@
 
 #include "piper/Interpreter/ByteCorpus.h"
 #include "piper/Interpreter/Inputs.h"
+#include "piper/Interpreter/ParamsFile.h"
 #include "piper/Interpreter/Interpreter.h"
 #include "piper/Reference/Optimizers.h"
 
@@ -49,6 +50,9 @@ struct TrainerOptions {
   /// Token data from a text (ByteCorpus.h) instead of synthetic numbers;
   /// not owned, must outlive the trainer.
   const ref::ByteCorpus *corpus = nullptr;
+  /// Initial parameter values (--params-in) instead of the initialisers;
+  /// not owned, must outlive the trainer.
+  const ref::ParamsFile *initialValues = nullptr;
   Precision precision = Precision::F64;
   OptimizerKind optimizer = OptimizerKind::Sgd;
   ref::SgdConfig sgd;
