@@ -83,7 +83,7 @@ METHOD_ALIASES = {"add": ADD, "sub": SUB, "mul": MUL, "div": DIV,
 
 
 class Lowering:
-    def __init__(self, gm, values, params, param_names, dtype):
+    def __init__(self, gm, values, params, param_names, dtype, split_bias=False):
         self.gm = gm
         self.values = values  # node -> concrete value
         self.params = params  # canonical name -> torch Parameter
@@ -93,6 +93,10 @@ class Lowering:
         self.env = {}
         self.param_values = {}  # canonical name -> ir.Value (stored layout)
         self.transposed = {}  # canonical name -> stored as its transpose
+        # A linear's bias as its own product ones[..., 1] @ bias[1, Out]
+        # (see trace's split_bias); names of biases stored as [1, Out].
+        self.split_bias = split_bias
+        self.as_row = set()
         self.node = None
         self.attention_heads = []
 
@@ -144,6 +148,8 @@ class Lowering:
             shape = tuple(p.shape)
             if self.transposed[name]:
                 shape = shape[::-1]
+            if name in self.as_row:
+                shape = (1,) + shape
             self.param_values[name] = ir.Value(shape, self.dtype)
             self.param_values[name].param_name = name
         return self.param_values[name]
@@ -399,11 +405,19 @@ class Lowering:
     def linear(self, x, w, bias):
         x = self.tensor(x)
         wv = self.linear_weight(w)
+        shape = x.shape[:-1] + (wv.shape[1],)
+        if bias is not None and self.split_bias:
+            y = self.b.full("piper.linear", [x, wv], shape, x.dtype)
+            name = self.param_names[id(bias)]
+            self.as_row.add(name)
+            ones = self.b.constant(1.0, x.shape[:-1] + (1,), x.dtype)
+            term = self.b.full("piper.linear", [ones, self.param_value(name)],
+                               shape, x.dtype)
+            return self.b.binary("piper.add", y, term)
         operands = [x, wv]
         if bias is not None:
             operands.append(self.param(bias))
-        return self.b.full("piper.linear", operands,
-                           x.shape[:-1] + (wv.shape[1],), x.dtype)
+        return self.b.full("piper.linear", operands, shape, x.dtype)
 
     def embedding(self, ids, table, m):
         if m is not None and (m.padding_idx is not None or m.max_norm is not None):

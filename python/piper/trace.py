@@ -39,15 +39,21 @@ class Placement:
 
 
 class ParamInfo:
-    def __init__(self, name, tensor, transposed, arg_index):
+    def __init__(self, name, tensor, transposed, ir_shape, arg_index):
         self.name = name  # canonical state_dict name
         self.tensor = tensor  # the module's Parameter
         self.transposed = transposed  # stored in the IR as its transpose
+        self.ir_shape = ir_shape  # its shape in the IR
         self.arg_index = arg_index
 
     def ir_values(self):
         t = self.tensor.detach()
-        return t.t() if self.transposed else t
+        return (t.t() if self.transposed else t).reshape(self.ir_shape)
+
+    def from_ir(self, t):
+        """A tensor in the IR's layout back in the module's."""
+        t = t.reshape(self.ir_shape)
+        return (t.t() if self.transposed else t).reshape(self.tensor.shape)
 
 
 class DataInfo:
@@ -81,9 +87,7 @@ class TracedModel:
         values = _data.read_params(path)
         out = {}
         for p in self.params:
-            t = torch.tensor(values[p.name], dtype=torch.float64)
-            shape = tuple(p.tensor.shape)
-            out[p.name] = t.reshape(shape[::-1]).t() if p.transposed else t.reshape(shape)
+            out[p.name] = p.from_ir(torch.tensor(values[p.name], dtype=torch.float64))
         return out
 
     def synthetic_inputs(self, seed, step, batch_factor=1):
@@ -134,7 +138,7 @@ def _wrap(module, loss, n_inputs, n_loss):
 
 
 def trace(module, inputs, loss=None, loss_inputs=(), mesh=None,
-          placements=None, func_name="step"):
+          placements=None, split_bias=False, func_name="step"):
     """Imports `module` as a Piper step function.
 
     inputs:      example inputs of module.forward (tensors; their shapes are
@@ -145,6 +149,13 @@ def trace(module, inputs, loss=None, loss_inputs=(), mesh=None,
     placements:  {name pattern: Placement}, matched with fnmatch against the
                  state_dict names in order; the first match wins. Without a
                  match a parameter is replicated over dp (as piper-gen does).
+    split_bias:  emit each linear's bias as its own product, ones[..., 1] @
+                 bias[1, Out], added to the bias-free linear. piper.linear
+                 with a bias does not split over tensor parallelism; split,
+                 a column-parallel bias is listed with its weight (its
+                 [1, Out] product splits by column too) and a row-parallel
+                 bias is added after the all-reduce. The bias is then a
+                 [1, Out] parameter in the IR (write_params handles it).
     Raises TraceError with one located line for anything unsupported.
     """
     inputs = tuple(inputs)
@@ -165,7 +176,7 @@ def trace(module, inputs, loss=None, loss_inputs=(), mesh=None,
                          % sorted(str(d) for d in dtypes))
     dtype = ir.DTYPES[str(dtypes.pop())[6:]]
 
-    low = Lowering(gm, values, params, param_names, dtype)
+    low = Lowering(gm, values, params, param_names, dtype, split_bias)
     loss_value = low.run()
 
     # The signature: used parameters in state_dict order, then the data.
@@ -184,7 +195,8 @@ def trace(module, inputs, loss=None, loss_inputs=(), mesh=None,
         v.arg = arg
         arg.param = _param_attr(name, p, len(v.shape), mesh, placements)
         b.args.append(arg)
-        infos.append(ParamInfo(name, p, low.transposed[name], len(b.args) - 1))
+        infos.append(ParamInfo(name, p, low.transposed[name], v.shape,
+                               len(b.args) - 1))
     data = []
     torch_shapes = {n.name: tuple(values[n].shape) for n in gm.graph.nodes
                     if n.op == "placeholder" and isinstance(values[n], torch.Tensor)}

@@ -3,7 +3,8 @@
 Token and learned position embeddings, pre-LayerNorm blocks of causal
 multi-head attention (hand-written: q @ k^T / sqrt(d), causal mask,
 F.softmax, @ v) and a GELU (tanh) MLP, all linears with biases, a final
-LayerNorm and an LM head tied to the token embedding. The blocks are split
+LayerNorm and an LM head tied to the token embedding (tied=False: its own
+weight). The blocks are split
 into `stages` pipeline stages with piper.annotate("PP").
 """
 
@@ -69,7 +70,7 @@ class Block(nn.Module):
 
 class GPT2(nn.Module):
     def __init__(self, vocab=32, n_embd=16, n_head=2, n_layer=2, block_size=8,
-                 stages=1):
+                 stages=1, tied=True):
         super().__init__()
         self.stages = stages
         self.wte = nn.Embedding(vocab, n_embd)
@@ -78,7 +79,8 @@ class GPT2(nn.Module):
             [Block(n_embd, n_head, block_size) for _ in range(n_layer)])
         self.ln_f = nn.LayerNorm(n_embd)
         self.lm_head = nn.Linear(n_embd, vocab, bias=False)
-        self.lm_head.weight = self.wte.weight  # tied embedding and head
+        if tied:
+            self.lm_head.weight = self.wte.weight  # tied embedding and head
         gen = torch.Generator().manual_seed(1234)
         with torch.no_grad():
             for name, p in self.named_parameters():
