@@ -61,6 +61,14 @@ class _Proxy(fx.Proxy):
                 return attr
         return super().__getattr__(k)
 
+    def __iter__(self):
+        # `a, b = op(...)` for ops with several results (torch.sort, ...):
+        # as many items as the concrete result has.
+        value = self.tracer.values.get(self.node)
+        if isinstance(value, (tuple, list)):
+            return iter([self[i] for i in range(len(value))])
+        return super().__iter__()
+
 
 class PiperTracer(fx.Tracer):
     """fx tracing with concrete values alongside the proxies.

@@ -77,7 +77,7 @@ TANH = _fn(torch.tanh)
 GELU = _fn(F.gelu)
 RESHAPE = _fn(torch.reshape, torch.flatten)
 TRANSPOSE = _fn(torch.transpose, torch.permute)
-METHOD_ALIASES = {"add": ADD, "sub": SUB, "mul": MUL, "div": DIV,
+METHOD_ALIASES = {"neg": {torch.neg}, "add": ADD, "sub": SUB, "mul": MUL, "div": DIV,
                   "matmul": MATMUL, "softmax": SOFTMAX, "relu": RELU,
                   "sigmoid": SIGMOID, "tanh": TANH}
 
@@ -347,9 +347,10 @@ class Lowering:
             return self.multiply(args[0], args[1])
         if f in DIV:
             d = self.val(args[1])
-            if isinstance(d, _Const) or isinstance(d, (int, float)):
+            if isinstance(d, (int, float)) or (
+                    isinstance(d, _Const) and torch.as_tensor(d.value).numel() == 1):
                 return self.scale(args[0], 1.0 / _scalar(d))
-            self.unsupported(": only division by a constant (attention scale)")
+            self.unsupported(": only division by a constant number")
         if f in MATMUL:
             return self.matmul(args[0], args[1])
         if f in SOFTMAX:
@@ -384,6 +385,8 @@ class Lowering:
                 args[0], args[1] if len(args) > 1 else kw["target"],
                 kw.get("reduction", "mean"), kw.get("ignore_index", -100),
                 kw.get("label_smoothing", 0.0))
+        if f is torch.neg or f is operator.neg:
+            return self.scale(args[0], -1.0)
         if f in RESHAPE:
             return self.view(node, args[0])
         if f is torch.transpose:
@@ -474,8 +477,27 @@ class Lowering:
             if av.shape != bv.shape:
                 av, bv = self.broadcast_embedding(av, bv)
             return self.b.binary(name, av, bv)
+        if isinstance(av, ir.Value) and _is_constant(bv):
+            return self.b.binary(name, av, self.const_like(bv, av))
+        if isinstance(bv, ir.Value) and _is_constant(av):
+            return self.b.binary(name, self.const_like(av, bv), bv)
         self.tensor(a)
         self.tensor(b)
+
+    def const_like(self, c, like):
+        """Constant `c` (a number or a tensor that broadcasts to `like`) as
+        an arith.constant of `like`'s type: constants broadcast for free."""
+        t = torch.as_tensor(c.value if isinstance(c, _Const) else c,
+                            dtype=torch.float64)
+        try:
+            t = t.expand(like.shape)
+        except RuntimeError:
+            self.fail("%s broadcasts a constant of shape %s to %s" % (
+                op_name(self.node), tuple(t.shape), like.type))
+        flat = t.reshape(-1)
+        if flat.numel() and bool((flat == flat[0]).all()):
+            return self.b.constant(float(flat[0]), like.shape, like.dtype)
+        return self.b.constant(t.tolist(), like.shape, like.dtype)
 
     def broadcast_embedding(self, a, b):
         """tok_emb + pos_emb: re-gathers constant-id embeddings at full shape."""
@@ -503,8 +525,12 @@ class Lowering:
     def multiply(self, a, b):
         av, bv = self.val(a), self.val(b)
         for x, y in ((av, bv), (bv, av)):
-            if isinstance(y, (_Const, int, float)) and not isinstance(x, _Const):
-                return self.scale(a if x is av else b, _scalar(y))
+            if isinstance(y, (int, float)) or (
+                    isinstance(y, _Const) and torch.as_tensor(y.value).numel() == 1):
+                if not _is_constant(x):
+                    return self.scale(a if x is av else b, _scalar(y))
+            if isinstance(y, _Const) and isinstance(x, ir.Value):
+                return self.b.binary("piper.mul", x, self.const_like(y, x))
         av, bv = self.tensor(a), self.tensor(b)
         if av.shape != bv.shape:
             self.fail("%s broadcasts %s and %s; Piper's elementwise ops take "
@@ -520,8 +546,8 @@ class Lowering:
             return _Scaled(v, s)
         if isinstance(v, _Scaled):
             return _Scaled(v.scores, v.scale * s)
-        self.unsupported(" by a scalar (only the scale of attention scores "
-                         "q @ k^T is supported)")
+        xv = self.tensor(x)
+        return self.b.binary("piper.mul", xv, self.const_like(s, xv))
 
     def matmul(self, a, b):
         av = self.val(a)

@@ -15,7 +15,7 @@
 # supported by piper-compile (gpt2-pp-tied.py, XFAIL until it is).
 #
 # RUN: rm -rf %t && mkdir -p %t
-# RUN: %python_torch %S/Inputs/export_gpt2.py %t
+# RUN: %python_torch %S/Inputs/export.py gpt2 %t
 # RUN: piper-opt %t/serial.mlir -o /dev/null
 # RUN: FileCheck %s --input-file=%t/serial.mlir
 # RUN: piper-compile %t/serial.mlir --optimizer=adamw --lr=0.01 --beta1=0.9 --beta2=0.95 --eps=1e-8 --weight-decay=0.1 -o %t/serial.plan
