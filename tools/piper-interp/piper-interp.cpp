@@ -106,11 +106,11 @@ cl::opt<std::string> dataFile(
              "data/corpus/sonnets.txt) as tokens, in a fixed order, instead "
              "of synthetic data; needs a language model with vocabulary 256"),
     cl::value_desc("file"), cl::cat(category));
-cl::opt<std::string> paramsIn(
-    "params-in",
-    cl::desc("Start from the parameter values in FILE (the format of "
-             "--params-out) instead of the seeded initialisers"),
-    cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string>
+    paramsIn("params-in",
+             cl::desc("Start from the parameter values in FILE (the format of "
+                      "--params-out) instead of the seeded initialisers"),
+             cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> paramsOut(
     "params-out",
     cl::desc("After the last step, write every parameter to FILE, one line "

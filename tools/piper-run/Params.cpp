@@ -46,7 +46,9 @@ bool piper::run::initParameters(const Manifest &manifest,
                          : init == "ones" ? ref::initOnes(arg.shape, value)
                                           : ref::initZeros(arg.shape, value);
     if (!status.ok()) {
-      error = "parameter '" + name + "': " + status.message();
+      // The file's messages name the parameter themselves.
+      error = file ? status.message()
+                   : "parameter '" + name + "': " + status.message();
       return false;
     }
     // This device's chunk (zero-padded) or part, or the whole tensor.

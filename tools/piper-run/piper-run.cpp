@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 //
 // piper-run PLAN_DIR [--steps=N] [--seed=S] [--log=FILE.jsonl]
-//                   [--params-in=FILE] [--params-out=FILE] [--trace=FILE] [--progress]
-//                   [--threads=N]
+//                   [--params-in=FILE] [--params-out=FILE] [--trace=FILE]
+//                   [--progress] [--threads=N]
 //
 // Loads a plan written by piper-compile, initialises parameters exactly as
 // the interpreter does (Init.h: pure functions of seed, name and element),

@@ -82,8 +82,8 @@ struct ParamsFile {
       return Status::error("the parameter file '" + path + "' has " +
                            std::to_string(it->second.size()) +
                            " values for parameter '" + name + "' of shape " +
-                           shapeToString(shape) + " (" +
-                           std::to_string(numel) + " elements)");
+                           shapeToString(shape) + " (" + std::to_string(numel) +
+                           " elements)");
     Tensor t = Tensor::zeros(shape);
     t.data = it->second;
     out = std::move(t);

@@ -26,8 +26,8 @@
 
 #include "piper/Interpreter/ByteCorpus.h"
 #include "piper/Interpreter/Inputs.h"
-#include "piper/Interpreter/ParamsFile.h"
 #include "piper/Interpreter/Interpreter.h"
+#include "piper/Interpreter/ParamsFile.h"
 #include "piper/Reference/Optimizers.h"
 
 #include "mlir/IR/BuiltinOps.h"

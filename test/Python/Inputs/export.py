@@ -6,7 +6,8 @@ initial weights and torch's own losses:
 gpt2 (gpt2_model.py, test/Python/gpt2.py): OUTDIR/<s>.mlir and
 OUTDIR/<s>.params for s in serial (batch 4), dp (2 replicas of 2), tp
 (batch 4 over tp = 2, biases split out), pp (2 stages, 2 microbatches of 2;
-the untied variant, see gpt2.py); OUTDIR/torch.txt and
+the untied variant, see gpt2.py), pp-tied (the same with the tied head,
+gpt2-pp-tied.py); OUTDIR/torch.txt and
 OUTDIR/torch-untied.txt: 5 steps of torch.optim.AdamW on the same global
 batches of 4 sequences.
 
@@ -66,6 +67,7 @@ def gpt2(out):
         "dp": (tied, trace(tied, 2, {"dp": 2}), 2),
         "tp": (tied, trace(tied, 4, {"dp": 1, "tp": 2}, split_bias=True), 1),
         "pp": (untied, trace(untied, 2, {"dp": 1, "pp": 2}), 2),
+        "pp-tied": (tied, trace(tied, 2, {"dp": 1, "pp": 2}), 2),
     }
     write(out, variants, {"torch": (tied, "serial"),
                           "torch-untied": (untied, "pp")})
