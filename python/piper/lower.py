@@ -324,7 +324,7 @@ class Lowering:
             return self.call_function(node, f, node.args, node.kwargs)
         args, kw = node.args, node.kwargs
         if name in ("view", "reshape", "flatten", "unsqueeze", "squeeze",
-                    "contiguous", "view_as", "reshape_as", "expand_as"):
+                    "contiguous", "view_as", "reshape_as"):
             return self.view(node, args[0])
         if name == "transpose":
             return self.transpose_dims(args[0], args[1], args[2])

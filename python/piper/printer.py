@@ -73,9 +73,9 @@ def print_module(builder, loss, mesh=None, func_name="step"):
         for v in o.operands:
             escape(v, path_of[id(o)])
     escape(loss, [])
+    order = {id(r): i for i, o in enumerate(ops) for r in o.results}
     for n in nodes.values():
-        order = {id(o.results[0]): i for i, o in enumerate(ops)}
-        n.escapes.sort(key=lambda v: order.get(id(v), 0))
+        n.escapes.sort(key=lambda v: order[id(v)])
 
     names = {}
     counter = [0]
