@@ -67,6 +67,7 @@ class Builder:
         self.args = []
         self.scope = None  # annotate Scope of ops being created
         self.loc = None  # (file, line) of ops being created
+        self.transposes = {}
 
     # -- creation ---------------------------------------------------------
     def argument(self, name, shape, dtype, param=None):
@@ -109,9 +110,15 @@ class Builder:
             inner = x.op.attrs["permutation"]
             return self.transpose(x.op.operands[0],
                                   tuple(inner[p] for p in perm))
-        shape = tuple(x.shape[p] for p in perm)
-        return self.op("piper.transpose", [x], [(shape, x.dtype)], "transpose",
-                       {"permutation": perm})
+        # One transpose per value, permutation and chunk (a weight read
+        # transposed twice in a chunk is transposed once).
+        key = (id(x), perm, self.scope.id if self.scope is not None else None)
+        if key not in self.transposes:
+            shape = tuple(x.shape[p] for p in perm)
+            self.transposes[key] = self.op("piper.transpose", [x],
+                                           [(shape, x.dtype)], "transpose",
+                                           {"permutation": perm})
+        return self.transposes[key]
 
     # -- printing ---------------------------------------------------------
     def live_ops(self, roots):

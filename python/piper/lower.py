@@ -331,6 +331,8 @@ class Lowering:
         if name == "permute":
             dims = args[1:] if not isinstance(args[1], (list, tuple)) else args[1]
             return self.permute(args[0], self.val(list(dims)))
+        if name == "t":
+            return self.transpose_dims(args[0], 0, 1)
         if name == "masked_fill":
             return self.masked_fill(args[0], args[1], args[2])
         if name == "float" or name == "type_as" or name == "to":
@@ -385,6 +387,13 @@ class Lowering:
                 args[0], args[1] if len(args) > 1 else kw["target"],
                 kw.get("reduction", "mean"), kw.get("ignore_index", -100),
                 kw.get("label_smoothing", 0.0))
+        if f is getattr and args[1] in ("T", "mT"):
+            xv = self.tensor(args[0])
+            if args[1] == "T":
+                return self.b.transpose(xv, tuple(range(len(xv.shape)))[::-1])
+            return self.transpose_dims(args[0], -2, -1)
+        if f is torch.t:
+            return self.transpose_dims(args[0], 0, 1)
         if f is torch.neg or f is operator.neg:
             return self.scale(args[0], -1.0)
         if f in RESHAPE:
