@@ -74,6 +74,11 @@ config.substitutions.insert(0, ("%python_torch", python_torch))
 # The front end (python/piper), as CMake copies it into the build tree.
 config.environment["PYTHONPATH"] = os.path.join(config.piper_obj_root, "python")
 
+# The English text corpus (scripts/make-corpus) comes from Debian's
+# `fortunes` package, which scripts/setup installs.
+if os.path.isdir("/usr/share/games/fortunes"):
+    config.available_features.add("fortunes")
+
 # Multi-rank runs of compiled plans (test/Integration/*-mpi.mlir). OpenMPI
 # refuses root without both variables (containers, CI) and more ranks than
 # cores without --oversubscribe; `timeout` turns a hang into a failure, and

@@ -24,9 +24,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "common/LossCurve.h"
 #include "piper/Config.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/InitAllPiper.h"
+#include "piper/Interpreter/Sampler.h"
 #include "piper/Interpreter/Trainer.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -36,6 +38,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -117,6 +120,52 @@ cl::opt<std::string> paramsOut(
              "each: its name, then its values (%.17g) in row-major order; "
              "piper-run --params-out writes the same format"),
     cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> evalData(
+    "eval-data",
+    cl::desc("Held-out text (e.g. scripts/make-corpus's heldout.txt): print "
+             "the held-out loss and perplexity every --eval-every steps and "
+             "at the end"),
+    cl::value_desc("file"), cl::cat(category));
+cl::opt<int64_t> evalEvery("eval-every",
+                           cl::desc("Steps between held-out evaluations "
+                                    "(default 0: only after the last step)"),
+                           cl::init(0), cl::cat(category));
+cl::opt<int64_t> evalBatches(
+    "eval-batches",
+    cl::desc("Held-out batches per evaluation, each one global batch "
+             "(default 4)"),
+    cl::init(4), cl::cat(category));
+cl::opt<int64_t> sampleBytes(
+    "sample",
+    cl::desc("After training, continue --prompt by N bytes with the trained "
+             "parameters and print the text (a byte-level language model)"),
+    cl::init(0), cl::value_desc("N"), cl::cat(category));
+cl::opt<std::string> prompt("prompt",
+                            cl::desc("Text the sample continues (default: a "
+                                     "newline)"),
+                            cl::init(""), cl::cat(category));
+cl::opt<double> temperature(
+    "temperature",
+    cl::desc("Sampling temperature: 0 takes the most likely byte (default "
+             "0.8; the draws are seeded by --seed)"),
+    cl::init(0.8), cl::cat(category));
+cl::opt<std::string>
+    plotFile("plot",
+             cl::desc("At the end, draw the loss per step as an SVG image"),
+             cl::value_desc("file.svg"), cl::cat(category));
+
+/// `text` with bytes other than printable ASCII, newline and tab written
+/// as \\xNN, so a sample never garbles the terminal.
+std::string printableText(const std::string &text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if ((c >= 32 && c < 127) || c == '\n' || c == '\t')
+      out += static_cast<char>(c);
+    else
+      out += llvm::formatv("\\x{0:x-2}", unsigned(c)).str();
+  }
+  return out;
+}
 
 int fail(const Twine &message) {
   llvm::errs() << "piper-interp: " << message << "\n";
@@ -350,6 +399,40 @@ int main(int argc, char **argv) {
   FailureOr<Trainer> trainer = Trainer::create(*fn, options);
   if (failed(trainer))
     return 1;
+  // Held-out evaluation: the forward loss of the eval corpus's batches at
+  // the trained parameters (a second trainer only for its data).
+  ref::ByteCorpus heldOut;
+  std::optional<Trainer> evaluator;
+  if (evalData.empty() &&
+      (evalEvery.getNumOccurrences() || evalBatches.getNumOccurrences()))
+    return fail("--eval-every and --eval-batches need --eval-data");
+  if (evalEvery < 0 || evalBatches < 1 || evalBatches > 1000000)
+    return fail("--eval-every must be >= 0 and --eval-batches in [1, "
+                "1000000], got " +
+                Twine(static_cast<int64_t>(evalEvery)) + " and " +
+                Twine(static_cast<int64_t>(evalBatches)));
+  std::optional<Sampler> sampler;
+  if (sampleBytes < 0 || sampleBytes > 1000000 || !(temperature >= 0) ||
+      !std::isfinite(temperature))
+    return fail("--sample must be in [0, 1000000] and --temperature finite "
+                "and >= 0");
+  if (sampleBytes > 0) {
+    FailureOr<Sampler> created = Sampler::create(*fn, options.precision);
+    if (failed(created))
+      return 1;
+    sampler.emplace(std::move(*created));
+  }
+  if (!evalData.empty()) {
+    ref::Status status = ref::ByteCorpus::load(evalData, heldOut);
+    if (!status.ok())
+      return fail(status.message());
+    TrainerOptions evalOptions = options;
+    evalOptions.corpus = &heldOut;
+    FailureOr<Trainer> created = Trainer::create(*fn, evalOptions);
+    if (failed(created))
+      return 1;
+    evaluator.emplace(std::move(*created));
+  }
 
   // The dump file is opened before training, so that an unwritable path
   // fails before any work; it is removed again if the run fails.
@@ -364,6 +447,8 @@ int main(int argc, char **argv) {
   }
 
   llvm::raw_ostream &os = llvm::outs();
+  ::piper::CurveSeries lossCurve{"training loss", "#1f77b4", {}};
+  ::piper::CurveSeries evalCurve{"held-out loss", "#ff7f0e", {}};
   for (int64_t i = 0; i < steps; ++i) {
     FailureOr<StepResult> result = trainer->step();
     if (failed(result))
@@ -382,6 +467,8 @@ int main(int argc, char **argv) {
     }
     os << "step " << result->step << " loss "
        << llvm::format("%.17g", result->loss) << "\n";
+    lossCurve.points.emplace_back(static_cast<double>(result->step),
+                                  result->loss);
     if (printGrads) {
       for (auto [param, grad] :
            llvm::zip(trainer->getParameters(), result->gradients))
@@ -389,8 +476,49 @@ int main(int argc, char **argv) {
            << ref::shapeToString(grad.shape) << " norm "
            << llvm::format("%.17g", l2Norm(grad)) << "\n";
     }
+    bool evalNow = evaluator &&
+                   (i + 1 == steps || (evalEvery && (i + 1) % evalEvery == 0));
+    if (evalNow) {
+      std::vector<ref::Tensor> params;
+      for (const TrainedParameter &param : trainer->getParameters())
+        params.push_back(param.value);
+      double sum = 0;
+      for (int64_t b = 1; b <= evalBatches; ++b) {
+        FailureOr<double> loss = evaluator->forwardLoss(params, b);
+        if (failed(loss))
+          return 1;
+        sum += *loss;
+      }
+      double mean = sum / static_cast<double>(evalBatches);
+      os << "eval step " << result->step << " loss "
+         << llvm::format("%.17g", mean) << " ppl "
+         << llvm::format("%.6g", std::exp(mean)) << "\n";
+      evalCurve.points.emplace_back(static_cast<double>(result->step), mean);
+    }
     os.flush();
   }
+  if (sampleBytes > 0) {
+    std::vector<ref::Tensor> params;
+    for (const TrainedParameter &param : trainer->getParameters())
+      params.push_back(param.value);
+    FailureOr<std::string> text = sampler->generate(params, prompt, sampleBytes,
+                                                    temperature, options.seed);
+    if (failed(text))
+      return 1;
+    os << "sample (" << sampleBytes << " bytes, "
+       << (temperature > 0 ? "temperature " +
+                                 llvm::formatv("{0}", double(temperature)).str()
+                           : std::string("greedy"))
+       << "):\n"
+       << printableText(*text) << "\n";
+  }
+  std::string plotError;
+  if (!plotFile.empty() &&
+      !::piper::writeLossCurveSVG(plotFile, "piper-interp " + inputFilename,
+                                  evaluator ? std::vector{lossCurve, evalCurve}
+                                            : std::vector{lossCurve},
+                                  plotError))
+    return fail(plotError);
   if (!paramsOut.empty()) {
     std::unique_ptr<llvm::ToolOutputFile> file =
         openOutputFile(paramsOut, &errorMessage);

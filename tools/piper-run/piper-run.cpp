@@ -31,6 +31,9 @@
 #include "Job.h"
 #include "Params.h"
 #include "Program.h"
+#include "Step.h"
+#include "TraceSummary.h"
+#include "common/LossCurve.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -38,6 +41,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <optional>
@@ -91,6 +95,30 @@ cl::opt<bool> bufferStatsFlag(
     cl::desc("At the end, print how many of the plan's allocations the "
              "buffer cache served (rank 0, stderr)"),
     cl::init(false), cl::cat(category));
+cl::opt<std::string> evalData(
+    "eval-data",
+    cl::desc("Held-out text (e.g. scripts/make-corpus's heldout.txt): print "
+             "the held-out loss and perplexity every --eval-every steps and "
+             "at the end, as piper-interp --eval-data"),
+    cl::value_desc("file"), cl::cat(category));
+cl::opt<int64_t> evalEvery("eval-every",
+                           cl::desc("Steps between held-out evaluations "
+                                    "(default 0: only after the last step)"),
+                           cl::init(0), cl::cat(category));
+cl::opt<int64_t> evalBatches(
+    "eval-batches",
+    cl::desc("Held-out batches per evaluation, each one global batch "
+             "(default 4)"),
+    cl::init(4), cl::cat(category));
+cl::opt<bool> traceSummary(
+    "trace-summary",
+    cl::desc("With --trace: at the end, print per rank the time in each kind "
+             "of node, waiting and communication (rank 0)"),
+    cl::init(false), cl::cat(category));
+cl::opt<std::string> plotFile(
+    "plot",
+    cl::desc("At the end, draw the loss per step as an SVG image (rank 0)"),
+    cl::value_desc("file.svg"), cl::cat(category));
 cl::opt<std::string> logFile("log",
                              cl::desc("Also write one JSON line per step"),
                              cl::value_desc("file"), cl::cat(category));
@@ -173,6 +201,18 @@ int main(int argc, char **argv) {
   int threads = 1;
   if (!threadCount(threadsFlag, threads, error))
     return fail(error);
+  if (traceSummary &&
+      (traceFile.empty() || traceFile.find("%r") != std::string::npos))
+    return fail("--trace-summary needs --trace=FILE (one merged file, no "
+                "%r)");
+  if (evalData.empty() &&
+      (evalEvery.getNumOccurrences() || evalBatches.getNumOccurrences()))
+    return fail("--eval-every and --eval-batches need --eval-data");
+  if (evalEvery < 0 || evalBatches < 1 || evalBatches > 1000000)
+    return fail("--eval-every must be >= 0 and --eval-batches in [1, "
+                "1000000], got " +
+                std::to_string(evalEvery) + " and " +
+                std::to_string(evalBatches));
   if (!plan::loadManifest(planDir, manifest, error))
     return fail(error);
   Job job;
@@ -228,15 +268,14 @@ int main(int argc, char **argv) {
   bool showProgress = progress == cl::BOU_TRUE ||
                       (progress == cl::BOU_UNSET && isatty(STDERR_FILENO));
   double totalSeconds = 0;
-  std::string rankStep;
+  piper::CurveSeries lossCurve{"training loss", "#1f77b4", {}};
+  piper::CurveSeries evalCurve{"held-out loss", "#ff7f0e", {}};
+  DataFeeder evalFeeder(manifest, seed, batchReplica, batchReplicas);
+  if (!evalData.empty() && !evalFeeder.useCorpus(evalData, error))
+    return fail(error);
+  StepContext stepContext{manifest,  role, program, job,
+                          lossRanks, args, results};
   for (int64_t s = 1; s <= steps; ++s) {
-    if (!data.feed(s, args, error))
-      return fail(error);
-    std::vector<void *> pointers;
-    for (int64_t i : role.inputs)
-      pointers.push_back(args[i].descriptor.data());
-    for (int64_t j : role.outputs)
-      pointers.push_back(results[j].descriptor.data());
     if (job.rank == killRank && s == killAtStep) {
       // One write: other ranks print into the same file at the same time.
       std::string line = "piper-run: rank " + std::to_string(job.rank) +
@@ -247,26 +286,10 @@ int main(int argc, char **argv) {
       llvm::errs().flush();
       std::raise(SIGKILL);
     }
-    auto start = std::chrono::steady_clock::now();
-    program.entry(pointers.data());
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    if (program.lastError && program.lastError()) {
-      std::string message = program.lastError();
-      if (program.clearError)
-        program.clearError();
-      // A multi-rank job's other ranks stop at the runtime's timeout.
-      return fail("step " + std::to_string(s) + ": kernel error: " + message);
-    }
-    rankStep = "rank " + std::to_string(job.rank) + ": step " +
-               std::to_string(s) + ": ";
-    if (job.context &&
-        piper_plan_session_finish_step(job.session) != PIPER_RT_OK)
-      return fail(rankStep + piper_plan_session_step_error(job.session));
-    double loss = results[0].info ? results[0].floatAt(0) : 0.0;
-    if (!job.meanLoss(lossRanks, loss, error))
-      return fail(rankStep + error);
+    double loss = 0, seconds = 0;
+    if (!runStepProgram(stepContext, data, s, "step " + std::to_string(s), loss,
+                        seconds, error))
+      return fail(error);
     if (job.rank == 0) {
       // One write per line, at once: other ranks' messages share the file.
       std::string line;
@@ -274,6 +297,7 @@ int main(int argc, char **argv) {
           << "step " << s << " loss " << llvm::format("%.17g", loss) << "\n";
       llvm::outs() << line;
       llvm::outs().flush();
+      lossCurve.points.emplace_back(static_cast<double>(s), loss);
     }
     totalSeconds += seconds;
     if (showProgress && job.rank == 0) {
@@ -292,7 +316,32 @@ int main(int argc, char **argv) {
       if (std::optional<int64_t> target = manifest.results[j].updates)
         std::memcpy(args[*target].data(), results[j].data(),
                     results[j].bytes());
+    bool evalNow =
+        !evalData.empty() && (s == steps || (evalEvery && s % evalEvery == 0));
+    double evalLoss = 0;
+    if (evalNow &&
+        !evaluateHeldOut(stepContext, evalFeeder, evalBatches, evalLoss, error))
+      return fail(error);
+    if (evalNow && job.rank == 0) {
+      std::string line;
+      llvm::raw_string_ostream(line)
+          << "eval step " << s << " loss " << llvm::format("%.17g", evalLoss)
+          << " ppl " << llvm::format("%.6g", std::exp(evalLoss)) << "\n";
+      llvm::outs() << line;
+      llvm::outs().flush();
+      evalCurve.points.emplace_back(static_cast<double>(s), evalLoss);
+      if (log)
+        *log << "{\"step\": " << s
+             << ", \"eval_loss\": " << llvm::format("%.17g", evalLoss) << "}\n";
+    }
   }
+  if (!plotFile.empty() && job.rank == 0 &&
+      !piper::writeLossCurveSVG(plotFile, "piper-run " + planDir,
+                                evalData.empty()
+                                    ? std::vector{lossCurve}
+                                    : std::vector{lossCurve, evalCurve},
+                                error))
+    return fail(error);
   if (bufferStatsFlag && job.rank == 0) {
     piper_plan_buffer_stats stats;
     piper_plan_session_buffer_stats(job.session, &stats);
@@ -316,5 +365,11 @@ int main(int argc, char **argv) {
   llvm::outs().flush();
   if (!job.stop(error))
     return fail(error);
+  if (traceSummary && job.rank == 0) {
+    std::string text;
+    if (!summarizeTrace(traceFile, text, error))
+      return fail(error);
+    llvm::outs() << text;
+  }
   return 0;
 }

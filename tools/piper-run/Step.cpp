@@ -1,0 +1,68 @@
+//===- Step.cpp - One run of a role's step program ------------------------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "Step.h"
+
+#include <chrono>
+
+using namespace piper;
+using namespace piper::run;
+
+bool piper::run::runStepProgram(StepContext &step, DataFeeder &data,
+                                int64_t batch, const std::string &what,
+                                double &loss, double &seconds,
+                                std::string &error) {
+  if (!data.feed(batch, step.args, error))
+    return false;
+  std::vector<void *> pointers;
+  for (int64_t i : step.role.inputs)
+    pointers.push_back(step.args[i].descriptor.data());
+  for (int64_t j : step.role.outputs)
+    pointers.push_back(step.results[j].descriptor.data());
+  auto start = std::chrono::steady_clock::now();
+  step.program.entry(pointers.data());
+  seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (step.program.lastError && step.program.lastError()) {
+    std::string message = step.program.lastError();
+    if (step.program.clearError)
+      step.program.clearError();
+    // A multi-rank job's other ranks stop at the runtime's timeout.
+    error = what + ": kernel error: " + message;
+    return false;
+  }
+  std::string where =
+      "rank " + std::to_string(step.job.rank) + ": " + what + ": ";
+  if (step.job.context &&
+      piper_plan_session_finish_step(step.job.session) != PIPER_RT_OK) {
+    error = where + piper_plan_session_step_error(step.job.session);
+    return false;
+  }
+  loss = step.results[0].info ? step.results[0].floatAt(0) : 0.0;
+  if (!step.job.meanLoss(step.lossRanks, loss, error)) {
+    error = where + error;
+    return false;
+  }
+  return true;
+}
+
+bool piper::run::evaluateHeldOut(StepContext &step, DataFeeder &eval,
+                                 int64_t batches, double &meanLoss,
+                                 std::string &error) {
+  double sum = 0;
+  for (int64_t b = 1; b <= batches; ++b) {
+    double loss = 0, seconds = 0;
+    if (!runStepProgram(step, eval, b, "eval batch " + std::to_string(b), loss,
+                        seconds, error))
+      return false;
+    sum += loss;
+  }
+  meanLoss = sum / static_cast<double>(batches);
+  return true;
+}
