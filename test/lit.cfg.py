@@ -71,6 +71,8 @@ except (OSError, subprocess.TimeoutExpired):
 if has_torch:
     config.available_features.add("torch")
 config.substitutions.insert(0, ("%python_torch", python_torch))
+# The front end (python/piper), as CMake copies it into the build tree.
+config.environment["PYTHONPATH"] = os.path.join(config.piper_obj_root, "python")
 
 # The English text corpus (scripts/make-corpus) comes from Debian's
 # `fortunes` package, which scripts/setup installs.

@@ -174,6 +174,17 @@ FailureOr<ref::Tensor> mlir::piper::initialParameter(func::FuncOp fn,
   return value;
 }
 
+FailureOr<ref::Tensor>
+mlir::piper::initialParameterFrom(func::FuncOp fn, const ArgumentInfo &arg,
+                                  const ref::ParamsFile &file) {
+  ref::Tensor value;
+  std::string name = arg.param.getName().str();
+  if (ref::Status status = file.lookup(name, arg.shape, value); !status.ok())
+    return emitError(fn.getArgument(arg.index).getLoc())
+           << "piper-interp: " << status.message();
+  return value;
+}
+
 FailureOr<RuntimeValue> mlir::piper::syntheticArgument(func::FuncOp fn,
                                                        const ArgumentInfo &arg,
                                                        uint64_t seed,

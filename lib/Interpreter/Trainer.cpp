@@ -135,11 +135,23 @@ FailureOr<Trainer> Trainer::create(func::FuncOp model,
   if (failed(gradient))
     return failure();
 
+  if (options.initialValues) {
+    std::vector<std::string> names;
+    for (const ArgumentInfo &arg : *arguments)
+      if (arg.isParameter())
+        names.push_back(arg.param.getName().str());
+    if (ref::Status status = options.initialValues->checkAllKnown(names);
+        !status.ok())
+      return model.emitError() << "piper-interp: " << status.message();
+  }
   std::vector<TrainedParameter> parameters;
   for (const ArgumentInfo &arg : *arguments) {
     if (!arg.isParameter())
       continue;
-    FailureOr<ref::Tensor> value = initialParameter(model, arg, options.seed);
+    FailureOr<ref::Tensor> value =
+        options.initialValues
+            ? initialParameterFrom(model, arg, *options.initialValues)
+            : initialParameter(model, arg, options.seed);
     if (failed(value))
       return failure();
     roundToStorage(*value, model.getArgument(arg.index).getType(),

@@ -143,6 +143,11 @@ cl::opt<std::string> dataFile(
              "data/corpus/sonnets.txt) as tokens, in a fixed order, instead "
              "of synthetic data; needs a language model with vocabulary 256"),
     cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string>
+    paramsIn("params-in",
+             cl::desc("Start from the parameter values in FILE (the format of "
+                      "--params-out) instead of the seeded initialisers"),
+             cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> paramsOut(
     "params-out",
     cl::desc("After the last step, write every parameter to FILE, one line "
@@ -416,6 +421,13 @@ int main(int argc, char **argv) {
     if (!status.ok())
       return fail(status.message());
     options.corpus = &corpus;
+  }
+  ref::ParamsFile initialValues;
+  if (!paramsIn.empty()) {
+    ref::Status status = ref::ParamsFile::load(paramsIn, initialValues);
+    if (!status.ok())
+      return fail(status.message());
+    options.initialValues = &initialValues;
   }
   if (!(lr >= 0.0 && std::isfinite(lr)))
     return fail("--lr must be finite and non-negative");

@@ -21,20 +21,34 @@ using plan::Tensor;
 
 bool piper::run::initParameters(const Manifest &manifest,
                                 const plan::Coords &coords, uint64_t seed,
+                                const ref::ParamsFile *file,
                                 std::vector<HostTensor> &args,
                                 std::string &error) {
+  if (file) {
+    std::vector<std::string> names;
+    for (const Tensor &arg : manifest.arguments)
+      if (arg.kind == "param")
+        names.push_back(arg.name.value_or(""));
+    if (ref::Status status = file->checkAllKnown(names); !status.ok()) {
+      error = status.message();
+      return false;
+    }
+  }
   for (const Tensor &arg : manifest.arguments) {
     if (arg.kind != "param")
       continue;
     std::string name = arg.name.value_or(""), init = arg.init.value_or("");
     ref::Tensor value;
-    ref::Status status = init == "normal"
+    ref::Status status = file ? file->lookup(name, arg.shape, value)
+                         : init == "normal"
                              ? ref::initNormal(seed, name, arg.shape,
                                                arg.std.value_or(0.0), value)
                          : init == "ones" ? ref::initOnes(arg.shape, value)
                                           : ref::initZeros(arg.shape, value);
     if (!status.ok()) {
-      error = "parameter '" + name + "': " + status.message();
+      // The file's messages name the parameter themselves.
+      error = file ? status.message()
+                   : "parameter '" + name + "': " + status.message();
       return false;
     }
     // This device's chunk (zero-padded) or part, or the whole tensor.

@@ -18,15 +18,18 @@
 
 #include "HostTensor.h"
 
+#include "piper/Interpreter/ParamsFile.h"
+
 #include <string>
 
 namespace piper::run {
 
 /// Fills this device's (at `coords`) part of every parameter in `args`
-/// (indexed by argument); false with a message if one cannot be initialised.
+/// (indexed by argument), from `file` (--params-in) when given, else from
+/// its initialiser; false with a message if one cannot be initialised.
 bool initParameters(const plan::Manifest &manifest, const plan::Coords &coords,
-                    uint64_t seed, std::vector<HostTensor> &args,
-                    std::string &error);
+                    uint64_t seed, const ref::ParamsFile *file,
+                    std::vector<HostTensor> &args, std::string &error);
 
 /// piper-interp --params-out's text of every parameter: its name, then its
 /// values, one line each. Each parameter comes from the lowest rank whose

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 //
 // piper-run PLAN_DIR [--steps=N] [--seed=S] [--log=FILE.jsonl]
-//                   [--params-out=FILE] [--trace=FILE] [--progress]
-//                   [--threads=N]
+//                   [--params-in=FILE] [--params-out=FILE] [--trace=FILE]
+//                   [--progress] [--threads=N]
 //
 // Loads a plan written by piper-compile, initialises parameters exactly as
 // the interpreter does (Init.h: pure functions of seed, name and element),
@@ -77,6 +77,12 @@ cl::opt<std::string> paramsOut(
     cl::desc("After the last step, write every parameter to FILE (rank 0, "
              "gathered from the ranks that hold it): its name, then its "
              "values, one line each, as piper-interp --params-out"),
+    cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> paramsIn(
+    "params-in",
+    cl::desc("Start from the parameter values in FILE (the format of "
+             "--params-out; e.g. a PyTorch module's weights exported by "
+             "python/piper) instead of the seeded initialisers"),
     cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string> traceFile(
     "trace",
@@ -280,7 +286,14 @@ int main(int argc, char **argv) {
   std::vector<HostTensor> args(manifest.arguments.size());
   for (const plan::Tensor &arg : manifest.arguments)
     args[arg.index].allocate(arg);
-  if (!initParameters(manifest, coords, seed, args, error))
+  ref::ParamsFile initialValues;
+  if (!paramsIn.empty()) {
+    if (ref::Status status = ref::ParamsFile::load(paramsIn, initialValues);
+        !status.ok())
+      return fail(status.message());
+  }
+  if (!initParameters(manifest, coords, seed,
+                      paramsIn.empty() ? nullptr : &initialValues, args, error))
     return fail(error);
   uint64_t runSeed = seed;
   int64_t firstStep = 1;

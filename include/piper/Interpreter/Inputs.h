@@ -24,6 +24,7 @@
 
 #include "piper/Dialect/Piper/IR/PiperAttrs.h"
 #include "piper/Interpreter/Interpreter.h"
+#include "piper/Interpreter/ParamsFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -68,6 +69,11 @@ FailureOr<SmallVector<ArgumentInfo>> analyzeArguments(func::FuncOp fn);
 /// The initial value of parameter `arg` under `seed`.
 FailureOr<ref::Tensor> initialParameter(func::FuncOp fn,
                                         const ArgumentInfo &arg, uint64_t seed);
+
+/// The initial value of parameter `arg` read from `file` (--params-in).
+FailureOr<ref::Tensor> initialParameterFrom(func::FuncOp fn,
+                                            const ArgumentInfo &arg,
+                                            const ref::ParamsFile &file);
 
 /// The synthetic batch of data argument `arg` at 1-based `step`.
 FailureOr<RuntimeValue> syntheticArgument(func::FuncOp fn,

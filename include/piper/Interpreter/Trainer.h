@@ -28,6 +28,7 @@
 #include "piper/Interpreter/ByteCorpus.h"
 #include "piper/Interpreter/Inputs.h"
 #include "piper/Interpreter/Interpreter.h"
+#include "piper/Interpreter/ParamsFile.h"
 #include "piper/Reference/Optimizers.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -50,6 +51,9 @@ struct TrainerOptions {
   /// Token data from a text (ByteCorpus.h) instead of synthetic numbers;
   /// not owned, must outlive the trainer.
   const ref::ByteCorpus *corpus = nullptr;
+  /// Initial parameter values (--params-in) instead of the initialisers;
+  /// not owned, must outlive the trainer.
+  const ref::ParamsFile *initialValues = nullptr;
   Precision precision = Precision::F64;
   /// The defaults are every tool's (piper-rt/train.h).
   OptimizerKind optimizer = OptimizerKind::AdamW;
