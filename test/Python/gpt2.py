@@ -18,16 +18,16 @@
 # RUN: %python_torch %S/Inputs/export.py gpt2 %t
 # RUN: piper-opt %t/serial.mlir -o /dev/null
 # RUN: FileCheck %s --input-file=%t/serial.mlir
-# RUN: piper-compile %t/serial.mlir --optimizer=adamw --lr=0.01 --beta1=0.9 --beta2=0.95 --eps=1e-8 --weight-decay=0.1 -o %t/serial.plan
+# RUN: piper-compile %t/serial.mlir --optimizer=adamw --lr=0.01 --beta1=0.9 --beta2=0.95 --eps=1e-8 --weight-decay=0.1 --no-decay=none -o %t/serial.plan
 # RUN: piper-run %t/serial.plan --steps=5 --params-in=%t/serial.params > %t/serial.txt
 # RUN: %python_torch %S/Inputs/harness.py %t/torch.txt %t/serial.txt 1e-10 | FileCheck %s --check-prefix=SAME
-# RUN: piper-compile %t/dp.mlir --directives=%S/Inputs/gpt2-dp.json --optimizer=adamw --lr=0.01 --beta1=0.9 --beta2=0.95 --eps=1e-8 --weight-decay=0.1 -o %t/dp.plan
+# RUN: piper-compile %t/dp.mlir --directives=%S/Inputs/gpt2-dp.json --optimizer=adamw --lr=0.01 --beta1=0.9 --beta2=0.95 --eps=1e-8 --weight-decay=0.1 --no-decay=none -o %t/dp.plan
 # RUN: %mpiexec -np 2 piper-run %t/dp.plan --steps=5 --params-in=%t/dp.params > %t/dp.txt
 # RUN: %python_torch %S/Inputs/harness.py %t/torch.txt %t/dp.txt 1e-10 | FileCheck %s --check-prefix=SAME
-# RUN: piper-compile %t/tp.mlir --directives=%S/Inputs/gpt2-tp.json --optimizer=adamw --lr=0.01 --beta1=0.9 --beta2=0.95 --eps=1e-8 --weight-decay=0.1 -o %t/tp.plan
+# RUN: piper-compile %t/tp.mlir --directives=%S/Inputs/gpt2-tp.json --optimizer=adamw --lr=0.01 --beta1=0.9 --beta2=0.95 --eps=1e-8 --weight-decay=0.1 --no-decay=none -o %t/tp.plan
 # RUN: %mpiexec -np 2 piper-run %t/tp.plan --steps=5 --params-in=%t/tp.params > %t/tp.txt
 # RUN: %python_torch %S/Inputs/harness.py %t/torch.txt %t/tp.txt 1e-10 | FileCheck %s --check-prefix=SAME
-# RUN: piper-compile %t/pp.mlir --directives=%S/Inputs/gpt2-pp.json --optimizer=adamw --lr=0.01 --beta1=0.9 --beta2=0.95 --eps=1e-8 --weight-decay=0.1 -o %t/pp.plan
+# RUN: piper-compile %t/pp.mlir --directives=%S/Inputs/gpt2-pp.json --optimizer=adamw --lr=0.01 --beta1=0.9 --beta2=0.95 --eps=1e-8 --weight-decay=0.1 --no-decay=none -o %t/pp.plan
 # RUN: %mpiexec -np 2 piper-run %t/pp.plan --steps=5 --params-in=%t/pp.params > %t/pp.txt
 # RUN: %python_torch %S/Inputs/harness.py %t/torch-untied.txt %t/pp.txt 1e-10 | FileCheck %s --check-prefix=SAME
 

@@ -7,7 +7,7 @@
 #
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: %python_torch %s %t
-# RUN: piper-interp %t/misc.mlir --steps=3 --params-in=%t/misc.params --optimizer=adamw --lr=0.01 --beta1=0.9 --beta2=0.95 --eps=1e-8 --weight-decay=0.1 > %t/piper.txt
+# RUN: piper-interp %t/misc.mlir --steps=3 --params-in=%t/misc.params --optimizer=adamw --lr=0.01 --beta1=0.9 --beta2=0.95 --eps=1e-8 --weight-decay=0.1 --no-decay=none > %t/piper.txt
 # RUN: %python_torch %S/Inputs/harness.py %t/torch.txt %t/piper.txt 1e-10 | FileCheck %s --check-prefix=SAME
 # RUN: FileCheck %s --input-file=%t/misc.mlir
 # SAME: OK: 3 steps

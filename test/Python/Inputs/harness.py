@@ -13,14 +13,16 @@ import sys
 import torch
 
 # The optimizer of every test: passed to piper-compile/piper-interp as flags
-# and to torch.optim.AdamW, so that neither side's defaults matter.
+# and to torch.optim.AdamW, so that neither side's defaults matter. torch's
+# one parameter group decays every tensor: --no-decay=none says the same
+# (Piper's default exempts biases and norm gains).
 ADAMW = {"lr": 0.01, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8,
          "weight_decay": 0.1}
 
 
 def compile_flags():
     return ("--optimizer=adamw --lr=%r --beta1=%r --beta2=%r --eps=%r "
-            "--weight-decay=%r" % (ADAMW["lr"], ADAMW["beta1"], ADAMW["beta2"],
+            "--weight-decay=%r --no-decay=none" % (ADAMW["lr"], ADAMW["beta1"], ADAMW["beta2"],
                                    ADAMW["eps"], ADAMW["weight_decay"]))
 
 
