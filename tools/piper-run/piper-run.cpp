@@ -232,9 +232,13 @@ int main(int argc, char **argv) {
   int threads = 1;
   if (!threadCount(threadsFlag, threads, error))
     return fail(error);
-  if (steps < 1 || steps > kMaxSteps)
+  // --steps=0 trains nothing: useful only to write the initial (or loaded)
+  // parameters, so alone it is an error rather than a silent exit 0.
+  if (steps < 0 || steps > kMaxSteps || (steps == 0 && paramsOut.empty()))
     return fail("--steps must be from 1 to " + std::to_string(kMaxSteps) +
-                ", got " + std::to_string(steps));
+                " (0 only with --params-out, to write the initial "
+                "parameters), got " +
+                std::to_string(steps));
   if (traceSummary &&
       (traceFile.empty() || traceFile.find("%r") != std::string::npos))
     return fail("--trace-summary needs --trace=FILE (one merged file, no "
