@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "common/EvalFlags.h"
 #include "common/LossCurve.h"
 #include "piper/Config.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
@@ -154,21 +155,6 @@ cl::opt<std::string> paramsOut(
              "each: its name, then its values (%.17g) in row-major order; "
              "piper-run --params-out writes the same format"),
     cl::value_desc("file"), cl::cat(category));
-cl::opt<std::string> evalData(
-    "eval-data",
-    cl::desc("Held-out text (e.g. scripts/make-corpus's heldout.txt): print "
-             "the held-out loss and perplexity every --eval-every steps and "
-             "at the end"),
-    cl::value_desc("file"), cl::cat(category));
-cl::opt<int64_t> evalEvery("eval-every",
-                           cl::desc("Steps between held-out evaluations "
-                                    "(default 0: only after the last step)"),
-                           cl::init(0), cl::cat(category));
-cl::opt<int64_t> evalBatches(
-    "eval-batches",
-    cl::desc("Held-out batches per evaluation, each one global batch "
-             "(default 4)"),
-    cl::init(4), cl::cat(category));
 cl::opt<int64_t> sampleBytes(
     "sample",
     cl::desc("After training, continue --prompt by N bytes with the trained "
@@ -183,10 +169,6 @@ cl::opt<double> temperature(
     cl::desc("Sampling temperature: 0 takes the most likely byte (default "
              "0.8; the draws are seeded by --seed)"),
     cl::init(0.8), cl::cat(category));
-cl::opt<std::string>
-    plotFile("plot",
-             cl::desc("At the end, draw the loss per step as an SVG image"),
-             cl::value_desc("file.svg"), cl::cat(category));
 
 /// `text` with bytes other than printable ASCII, newline and tab written
 /// as \\xNN, so a sample never garbles the terminal.
@@ -392,7 +374,7 @@ int main(int argc, char **argv) {
     os << "Piper version " << PIPER_VERSION << " (built with LLVM "
        << PIPER_LLVM_VERSION << ")\n";
   });
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &::piper::evalCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "Piper reference interpreter: trains a model serially in f64 (or "
@@ -498,14 +480,9 @@ int main(int argc, char **argv) {
   // the trained parameters (a second trainer only for its data).
   ref::ByteCorpus heldOut;
   std::optional<Trainer> evaluator;
-  if (evalData.empty() &&
-      (evalEvery.getNumOccurrences() || evalBatches.getNumOccurrences()))
-    return fail("--eval-every and --eval-batches need --eval-data");
-  if (evalEvery < 0 || evalBatches < 1 || evalBatches > 1000000)
-    return fail("--eval-every must be >= 0 and --eval-batches in [1, "
-                "1000000], got " +
-                Twine(static_cast<int64_t>(evalEvery)) + " and " +
-                Twine(static_cast<int64_t>(evalBatches)));
+  std::string flagError;
+  if (!::piper::checkEvalFlags(flagError))
+    return fail(flagError);
   std::optional<Sampler> sampler;
   if (sampleBytes < 0 || sampleBytes > 1000000 || !(temperature >= 0) ||
       !std::isfinite(temperature))
@@ -517,8 +494,8 @@ int main(int argc, char **argv) {
       return 1;
     sampler.emplace(std::move(*created));
   }
-  if (!evalData.empty()) {
-    ref::Status status = ref::ByteCorpus::load(evalData, heldOut);
+  if (!::piper::evalData.empty()) {
+    ref::Status status = ref::ByteCorpus::load(::piper::evalData, heldOut);
     if (!status.ok())
       return fail(status.message());
     TrainerOptions evalOptions = options;
@@ -571,20 +548,19 @@ int main(int argc, char **argv) {
            << ref::shapeToString(grad.shape) << " norm "
            << llvm::format("%.17g", l2Norm(grad)) << "\n";
     }
-    bool evalNow = evaluator &&
-                   (i + 1 == steps || (evalEvery && (i + 1) % evalEvery == 0));
+    bool evalNow = evaluator && ::piper::evaluateAfter(i + 1, steps);
     if (evalNow) {
       std::vector<ref::Tensor> params;
       for (const TrainedParameter &param : trainer->getParameters())
         params.push_back(param.value);
       double sum = 0;
-      for (int64_t b = 1; b <= evalBatches; ++b) {
+      for (int64_t b = 1; b <= ::piper::evalBatches; ++b) {
         FailureOr<double> loss = evaluator->forwardLoss(params, b);
         if (failed(loss))
           return 1;
         sum += *loss;
       }
-      double mean = sum / static_cast<double>(evalBatches);
+      double mean = sum / static_cast<double>(::piper::evalBatches);
       os << "eval step " << result->step << " loss "
          << llvm::format("%.17g", mean) << " ppl "
          << llvm::format("%.6g", std::exp(mean)) << "\n";
@@ -608,8 +584,9 @@ int main(int argc, char **argv) {
        << printableText(*text) << "\n";
   }
   std::string plotError;
-  if (!plotFile.empty() &&
-      !::piper::writeLossCurveSVG(plotFile, "piper-interp " + inputFilename,
+  if (!::piper::plotFile.empty() &&
+      !::piper::writeLossCurveSVG(::piper::plotFile,
+                                  "piper-interp " + inputFilename,
                                   evaluator ? std::vector{lossCurve, evalCurve}
                                             : std::vector{lossCurve},
                                   plotError))

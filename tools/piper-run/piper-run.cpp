@@ -36,6 +36,7 @@
 #include "Program.h"
 #include "Step.h"
 #include "TraceSummary.h"
+#include "common/EvalFlags.h"
 #include "common/LossCurve.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -100,30 +101,11 @@ cl::opt<bool> bufferStatsFlag(
     cl::desc("At the end, print how many of the plan's allocations the "
              "buffer cache served (rank 0, stderr)"),
     cl::init(false), cl::cat(category));
-cl::opt<std::string> evalData(
-    "eval-data",
-    cl::desc("Held-out text (e.g. scripts/make-corpus's heldout.txt): print "
-             "the held-out loss and perplexity every --eval-every steps and "
-             "at the end, as piper-interp --eval-data"),
-    cl::value_desc("file"), cl::cat(category));
-cl::opt<int64_t> evalEvery("eval-every",
-                           cl::desc("Steps between held-out evaluations "
-                                    "(default 0: only after the last step)"),
-                           cl::init(0), cl::cat(category));
-cl::opt<int64_t> evalBatches(
-    "eval-batches",
-    cl::desc("Held-out batches per evaluation, each one global batch "
-             "(default 4)"),
-    cl::init(4), cl::cat(category));
 cl::opt<bool> traceSummary(
     "trace-summary",
     cl::desc("With --trace: at the end, print per rank the time in each kind "
              "of node, waiting and communication (rank 0)"),
     cl::init(false), cl::cat(category));
-cl::opt<std::string> plotFile(
-    "plot",
-    cl::desc("At the end, draw the loss per step as an SVG image (rank 0)"),
-    cl::value_desc("file.svg"), cl::cat(category));
 cl::opt<bool> peakBytesFlag(
     "peak-bytes",
     cl::desc("At the end, print each rank's peak bytes: the plan's buffers' "
@@ -218,7 +200,8 @@ bool threadCount(const std::optional<std::string> &flag, int &threads,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   std::optional<std::string> threadsFlag = takeThreadsFlag(argc, argv);
-  cl::HideUnrelatedOptions({&category, &checkpointCategory()});
+  cl::HideUnrelatedOptions(
+      {&category, &checkpointCategory(), &piper::evalCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "piper-run: trains a model with a plan compiled by piper-compile, "
@@ -243,14 +226,8 @@ int main(int argc, char **argv) {
       (traceFile.empty() || traceFile.find("%r") != std::string::npos))
     return fail("--trace-summary needs --trace=FILE (one merged file, no "
                 "%r)");
-  if (evalData.empty() &&
-      (evalEvery.getNumOccurrences() || evalBatches.getNumOccurrences()))
-    return fail("--eval-every and --eval-batches need --eval-data");
-  if (evalEvery < 0 || evalBatches < 1 || evalBatches > 1000000)
-    return fail("--eval-every must be >= 0 and --eval-batches in [1, "
-                "1000000], got " +
-                std::to_string(evalEvery) + " and " +
-                std::to_string(evalBatches));
+  if (!checkEvalFlags(error))
+    return fail(error);
   if (!plan::loadManifest(planDir, manifest, error))
     return fail(error);
   Hyperparameters hyper;
@@ -384,8 +361,7 @@ int main(int argc, char **argv) {
       if (std::optional<int64_t> target = manifest.results[j].updates)
         std::memcpy(args[*target].data(), results[j].data(),
                     results[j].bytes());
-    bool evalNow =
-        !evalData.empty() && (s == steps || (evalEvery && s % evalEvery == 0));
+    bool evalNow = evaluateAfter(s, steps);
     double evalLoss = 0;
     if (evalNow &&
         !evaluateHeldOut(stepContext, evalFeeder, evalBatches, evalLoss, error))
