@@ -53,7 +53,7 @@ $MPI $B/piper-run "$OUT/lm.plan" --steps="$STEPS" $SCHED \
   --eval-every=$((STEPS / 10 > 0 ? STEPS / 10 : 1)) --eval-batches=8 \
   --log="$OUT/train.jsonl" --plot="$OUT/loss.svg" \
   --save="$OUT/ckpt" --save-every=$((STEPS / 4 > 0 ? STEPS / 4 : 1)) --keep=1 \
-  --params-out="$OUT/params.txt" --progress | grep -E '^eval|00 loss' || true
+  --params-out="$OUT/params.txt" | grep -E '^eval|00 loss' || true
 echo "== a sample from the trained model (serial interpreter, the same weights)"
 $B/piper-interp "$OUT/serial.mlir" --steps=1 --lr=0 --precision=f32 \
   --params-in="$OUT/params.txt" --sample=300 --prompt="The " --temperature=0.8 \
