@@ -55,7 +55,10 @@ $MPI $B/piper-run "$OUT/lm.plan" --steps="$STEPS" $SCHED \
   --save="$OUT/ckpt" --save-every=$((STEPS / 4 > 0 ? STEPS / 4 : 1)) --keep=1 \
   --params-out="$OUT/params.txt" | grep -E '^eval|00 loss' || true
 echo "== a sample from the trained model (serial interpreter, the same weights)"
-$B/piper-interp "$OUT/serial.mlir" --steps=1 --lr=0 --precision=f32 \
-  --params-in="$OUT/params.txt" --sample=300 --prompt="The " --temperature=0.8 \
+# One sequence: sampling reads row 0 only, so a batch of 1 costs 1/16th.
+$B/piper-gen --model=gpt --config=tiny-gpt --vocab=256 $DIMS --dtype=f32 \
+  --batch=1 -o "$OUT/sample.mlir"
+$B/piper-interp "$OUT/sample.mlir" --steps=1 --lr=0 --precision=f32 \
+  --params-in="$OUT/params.txt" --sample=200 --prompt="The " --temperature=0.8 \
   | sed -n '/^sample/,$p'
 echo "== loss curve: $OUT/loss.svg; checkpoint: $OUT/ckpt"
