@@ -1,4 +1,4 @@
-//===- Memory.h - Each rank's peak bytes --------------------------*- C++ -*-===//
+//===- Memory.h - Each rank's peak bytes ------------------------*- C++ -*-===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.

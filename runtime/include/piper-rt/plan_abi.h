@@ -321,8 +321,9 @@ piper_rt_status piper_plan_session_move(piper_plan_session session, void *data,
 
 /// The step's learning rate and gradient-norm bound (<= 0: no clipping),
 /// read by the next steps' piper_step_lr and piper_clip_finish.
-piper_rt_status piper_plan_session_set_hyperparameters(
-    piper_plan_session session, double lr, double clip_max_norm);
+piper_rt_status
+piper_plan_session_set_hyperparameters(piper_plan_session session, double lr,
+                                       double clip_max_norm);
 /// Adds the communicator over every mesh axis (`axes`, the mesh's names)
 /// that piper_clip_finish sums over, on its own stream "clip". Collective:
 /// every rank calls it once, after the plan's communicators.

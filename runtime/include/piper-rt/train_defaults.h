@@ -1,4 +1,4 @@
-/*===- train_defaults.h - Every tool's optimizer defaults ----------*- C -*-===*\
+/*===- train_defaults.h - Every tool's optimizer defaults ---------*- C -*-===*\
 |*                                                                            *|
 |* Part of the Piper project, under the Apache License v2.0 with LLVM         *|
 |* Exceptions. See LICENSE for license information.                           *|
