@@ -232,8 +232,8 @@ llvm::Expected<GenOptions> getOptions() {
         !globalBatch.getNumOccurrences())
       return error("--global-batch needs --strategy=FILE.json and --mesh "
                    "(the replicas it divides over)");
-    llvm::Expected<::piper::gen::BatchSplit> split = ::piper::gen::splitGlobalBatch(
-        globalBatch, strategyFile, options.mesh);
+    llvm::Expected<::piper::gen::BatchSplit> split =
+        ::piper::gen::splitGlobalBatch(globalBatch, strategyFile, options.mesh);
     if (!split)
       return split.takeError();
     c.batch = split->microbatch;
