@@ -67,9 +67,23 @@
 // CHECK: step 6 loss
 // CHECK-NOT: step
 
+// Saving across the switch: step 2 is saved under TP2, steps 4 and 6 under
+// DP2 ZeRO-1 (the save in flight commits before the first plan's session
+// closes). Resuming the step-4 checkpoint under TP2 gives steps 5-6 of the
+// uninterrupted run.
+// RUN: %mpiexec -np 2 piper-run %t/gpt.tp.plan --steps=6 --switch-to=%t/gpt.dp2z1.plan --switch-after=3 --save=%t/p2.ckpt --save-every=2 > %t/p2s.txt
+// RUN: %numdiff --rel=1e-12 --abs=1e-14 %t/p2.full.txt %t/p2s.txt
+// RUN: ls %t/p2.ckpt | FileCheck %s --check-prefix=SAVED
+// SAVED: step-00000002
+// SAVED-NEXT: step-00000004
+// SAVED-NEXT: step-00000006
+// RUN: head -n 4 %t/p2.full.txt > %t/p2r.txt
+// RUN: %mpiexec -np 2 piper-run %t/gpt.tp.plan --steps=6 --resume=%t/p2.ckpt/step-00000004 --params-out=%t/p2r.params >> %t/p2r.txt
+// RUN: %numdiff --rel=1e-12 --abs=1e-14 %t/p2.full.txt %t/p2r.txt
+// RUN: %numdiff --rel=1e-12 --abs=1e-14 %t/p2.full.params %t/p2r.params
+
 // Refused before any step, one line each: plans on other device counts,
-// of another model or another global batch, a step out of range, and
-// --save (the saver writes the first plan's layout).
+// of another model or another global batch, and a step out of range.
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --layers=3 --mesh=dp=2 --batch=1 -o %t/gpt3.dp2.mlir
 // RUN: piper-compile %t/gpt3.dp2.mlir --directives=%t/dp.json -o %t/gpt3.dp2.plan
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --mesh=dp=2 --batch=2 -o %t/gpt.dp2b2.mlir
@@ -86,5 +100,3 @@
 // NOPLAN: piper-run: --switch-after needs --switch-to=PLAN
 // RUN: not %mpiexec -np 2 piper-run %t/gpt.tp.plan --steps=6 --switch-to=%t/nothing.plan --switch-after=3 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: piper-run: --switch-to: {{.*}}nothing.plan
-// RUN: not %mpiexec -np 2 piper-run %t/gpt.tp.plan --steps=6 --switch-to=%t/gpt.dp2z1.plan --switch-after=3 --save=%t/ck 2>&1 | FileCheck %s --check-prefix=SAVE
-// SAVE: piper-run: --switch-to cannot be combined with --save yet

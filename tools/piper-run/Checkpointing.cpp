@@ -191,6 +191,14 @@ bool Checkpointing::begin(const plan::Manifest &manifest,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   commonError = true;
+  savedSeed = seed;
+  savedData = dataFile;
+  return startSaver(manifest, planDir, job);
+}
+
+bool Checkpointing::startSaver(const plan::Manifest &manifest,
+                               const std::string &planDir, Job &job) {
+  role = &job.role();
   if (saveDir.empty())
     return true;
   ckpt::Comm comm;
@@ -214,10 +222,10 @@ bool Checkpointing::begin(const plan::Manifest &manifest,
   options.killStep = killSaveStep;
   options.killPoint = killSavePoint;
   ckpt::Index metadata;
-  metadata.seed = seed;
-  if (!dataFile.empty()) {
-    metadata.data = baseName(dataFile);
-    metadata.dataBytes = fileBytes(dataFile);
+  metadata.seed = savedSeed;
+  if (!savedData.empty()) {
+    metadata.data = baseName(savedData);
+    metadata.dataBytes = fileBytes(savedData);
   }
   metadata.globalData = ckpt::globalDataShapes(manifest);
   metadata.strategy = ckpt::describeStrategy(manifest, planDir);
@@ -225,6 +233,23 @@ bool Checkpointing::begin(const plan::Manifest &manifest,
       std::make_unique<ckpt::Saver>(manifest, job.roleOf, std::move(comm),
                                     std::move(options), std::move(metadata));
   return true;
+}
+
+bool Checkpointing::beforeSwitch(std::string &error) {
+  if (!saver)
+    return true;
+  // The save in flight commits over the old plan's session and layout.
+  bool ok = saver->finish(error);
+  finishedBytes += saver->bytesWritten;
+  finishedWriteSeconds += saver->writeSeconds;
+  finishedLoopSeconds += saver->loopSeconds;
+  saver.reset();
+  return ok;
+}
+
+bool Checkpointing::afterSwitch(const plan::Manifest &manifest,
+                                const std::string &planDir, Job &job) {
+  return startSaver(manifest, planDir, job);
 }
 
 bool Checkpointing::afterStep(int64_t step, int64_t lastStep,
@@ -244,13 +269,14 @@ bool Checkpointing::finish(std::string &error) {
   if (!ckptStats)
     return true;
   char line[320];
-  std::snprintf(line, sizeof(line),
-                "piper-run: rank %d: restored %lld bytes in %.6f s; saved "
-                "%lld bytes, writer %.6f s, step loop %.6f s\n",
-                rank, static_cast<long long>(readBytes), readSeconds,
-                static_cast<long long>(saver ? saver->bytesWritten : 0),
-                saver ? saver->writeSeconds : 0.0,
-                saver ? saver->loopSeconds : 0.0);
+  std::snprintf(
+      line, sizeof(line),
+      "piper-run: rank %d: restored %lld bytes in %.6f s; saved "
+      "%lld bytes, writer %.6f s, step loop %.6f s\n",
+      rank, static_cast<long long>(readBytes), readSeconds,
+      static_cast<long long>(finishedBytes + (saver ? saver->bytesWritten : 0)),
+      finishedWriteSeconds + (saver ? saver->writeSeconds : 0.0),
+      finishedLoopSeconds + (saver ? saver->loopSeconds : 0.0));
   llvm::errs() << line;
   return true;
 }

@@ -48,14 +48,26 @@ public:
   /// After step `step` (of `lastStep`) has updated `args`.
   bool afterStep(int64_t step, int64_t lastStep, std::vector<HostTensor> &args,
                  std::string &error);
-  /// Whether --save is on.
-  bool saves() const { return saver != nullptr; }
+  /// At a strategy switch (Switch.h): commits the save in flight under the
+  /// old plan, before its session closes.
+  bool beforeSwitch(std::string &error);
+  /// After it: saves continue under the new plan's layout and session.
+  bool afterSwitch(const plan::Manifest &manifest, const std::string &planDir,
+                   Job &job);
   /// Commits the save in flight, if any; prints --ckpt-stats.
   bool finish(std::string &error);
   ~Checkpointing();
 
 private:
+  bool startSaver(const plan::Manifest &manifest, const std::string &planDir,
+                  Job &job);
+
   std::unique_ptr<ckpt::Saver> saver;
+  uint64_t savedSeed = 0;
+  std::string savedData;
+  // The totals of savers closed at a switch, for --ckpt-stats.
+  int64_t finishedBytes = 0;
+  double finishedWriteSeconds = 0, finishedLoopSeconds = 0;
   int64_t readBytes = 0;
   double readSeconds = 0;
   const plan::Role *role = nullptr;

@@ -290,14 +290,6 @@ int main(int argc, char **argv) {
     job.stop(error);
     return 1;
   }
-  if (switchFlags().enabled() && checkpoints.saves()) {
-    if (job.rank == 0)
-      fail("--switch-to cannot be combined with --save yet (the saver "
-           "writes the first plan's layout); save after a run under the "
-           "second plan, or resume under it");
-    job.stop(error);
-    return 1;
-  }
   std::vector<HostTensor> results(manifest.results.size());
   for (int64_t j : job.role().outputs)
     results[j].allocate(manifest.results[j]);
@@ -398,8 +390,10 @@ int main(int argc, char **argv) {
       return fail("rank " + std::to_string(job.rank) + ": step " +
                   std::to_string(s) + ": " + error);
     if (switchFlags().enabled() && s == switchFlags().after) {
-      if (!switchPlan(manifest, nextManifest, job, !traceFile.empty(), threads,
+      if (!checkpoints.beforeSwitch(error) ||
+          !switchPlan(manifest, nextManifest, job, !traceFile.empty(), threads,
                       args, results, program, error) ||
+          !checkpoints.afterSwitch(manifest, switchFlags().planDir, job) ||
           !hyper.configure(manifest, steps, error) ||
           !hyper.start(manifest, job, error) || !openData(error))
         return fail("rank " + std::to_string(job.rank) + ": " + error);
