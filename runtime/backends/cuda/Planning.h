@@ -54,8 +54,9 @@ int smGranularity(int major);
 
 /// An overlapped pair's SMs: `first` and `second` for the two compute
 /// streams (green contexts), the rest for the communication kernels beside
-/// them. `partitioned` is false, with `why`, when the shares leave a group
-/// under one granule; then the streams share the whole device.
+/// them, each share rounded to the nearest whole group. `partitioned` is
+/// false, with `why`, when a share rounds to no group or the two to more
+/// than the device; then the streams share the whole device.
 struct SmPartition {
   int first = 0, second = 0, communication = 0;
   bool partitioned = false;
