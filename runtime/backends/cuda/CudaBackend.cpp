@@ -113,8 +113,8 @@ bool CudaBackend::start() {
 CudaBackend::~CudaBackend() {
   if (!d)
     return;
-  if (compute)
-    d->cuStreamSynchronize(compute);
+  // Every stream of ours, collectives included, before their buffers go.
+  d->cuCtxSynchronize();
   for (auto &[id, event] : events)
     d->cuEventDestroy(event);
   for (ncclComm_t c : comms)

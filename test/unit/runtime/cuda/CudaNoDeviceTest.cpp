@@ -23,6 +23,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
+
+extern "C" int piperGpuTestCountSymbols(void);
 
 using namespace piper::cuda;
 
@@ -134,6 +137,56 @@ TEST(CudaNoDevice, SessionArgumentChecks) {
   EXPECT_EQ(piper_plan_session_device_stats(session, &stats),
             PIPER_RT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(piper_plan_session_destroy(session), PIPER_RT_OK);
+}
+
+// The declarations MLIR 22's gpu-to-llvm and its LLVM IR translation emit
+// (mlir-opt --gpu-to-llvm | mlir-translate --mlir-to-llvmir, LLVM 22.1.8):
+//   ptr @mgpuModuleLoad(ptr, i64)          ptr @mgpuModuleLoadJIT(ptr, i32)
+//   void @mgpuModuleUnload(ptr)            ptr @mgpuModuleGetFunction(ptr, ptr)
+//   void @mgpuLaunchKernel(ptr, i64 x6, i32, ptr, ptr, ptr, i64)
+//   void @mgpuLaunchClusterKernel(ptr, i64 x9, i32, ptr, ptr, ptr)
+//   ptr @mgpuStreamCreate()   void @mgpuStreamDestroy/Synchronize(ptr)
+//   void @mgpuStreamWaitEvent(ptr, ptr)    ptr @mgpuEventCreate()
+//   void @mgpuEventDestroy/Synchronize(ptr)  void @mgpuEventRecord(ptr, ptr)
+//   ptr @mgpuMemAlloc(i64, ptr, i8)        void @mgpuMemFree(ptr, ptr)
+//   void @mgpuMemcpy(ptr, ptr, i64, ptr)   void @mgpuMemset32(ptr, i32, i64,
+//   ptr) void @mgpuMemset16(ptr, i16, i64, ptr) void @mgpuSetDefaultDevice(i32)
+// The header's C types must lower to exactly these on x86-64.
+template <typename F, typename G> constexpr bool same = std::is_same_v<F, G>;
+static_assert(same<decltype(&mgpuModuleLoad), void *(*)(void *, uint64_t)>);
+static_assert(same<decltype(&mgpuModuleLoadJIT), void *(*)(void *, int32_t)>);
+static_assert(same<decltype(&mgpuModuleUnload), void (*)(void *)>);
+static_assert(
+    same<decltype(&mgpuModuleGetFunction), void *(*)(void *, const char *)>);
+static_assert(
+    same<decltype(&mgpuLaunchKernel),
+         void (*)(void *, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
+                  intptr_t, int32_t, void *, void **, void **, size_t)>);
+static_assert(same<decltype(&mgpuLaunchClusterKernel),
+                   void (*)(void *, intptr_t, intptr_t, intptr_t, intptr_t,
+                            intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
+                            int32_t, void *, void **, void **)>);
+static_assert(same<decltype(&mgpuStreamCreate), void *(*)()>);
+static_assert(same<decltype(&mgpuStreamWaitEvent), void (*)(void *, void *)>);
+static_assert(same<decltype(&mgpuEventRecord), void (*)(void *, void *)>);
+static_assert(same<decltype(&mgpuMemAlloc), void *(*)(uint64_t, void *, bool)>);
+static_assert(same<decltype(&mgpuMemFree), void (*)(void *, void *)>);
+static_assert(
+    same<decltype(&mgpuMemcpy), void (*)(void *, void *, size_t, void *)>);
+static_assert(
+    same<decltype(&mgpuMemset32), void (*)(void *, uint32_t, size_t, void *)>);
+static_assert(
+    same<decltype(&mgpuMemset16), void (*)(void *, uint16_t, size_t, void *)>);
+static_assert(same<decltype(&mgpuSetDefaultDevice), void (*)(int32_t)>);
+static_assert(
+    same<decltype(&piper_gpu_gemm),
+         void (*)(int32_t, int32_t, int32_t, int32_t, int64_t, int64_t, int64_t,
+                  int64_t, double, const void *, int64_t, int64_t, const void *,
+                  int64_t, int64_t, double, void *, int64_t, int64_t)>);
+
+TEST(CudaAbi, EverySymbolIsDefined) {
+  // GpuABIHeaderTest.c (C) takes the address of each of the 30 symbols.
+  EXPECT_EQ(piperGpuTestCountSymbols(), 30);
 }
 
 TEST(CudaInstalledLibraries, NcclAndCublasResolve) {
