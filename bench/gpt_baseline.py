@@ -32,8 +32,12 @@ def main():
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--heads", type=int, required=True)
     parser.add_argument("--threads", type=int, default=1)
+    # scripts/gpu-check's row 5: the same step on the GPU (PyTorch 2.x).
+    parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    if args.device != "cpu":
+        torch.set_default_device(args.device)
     torch.manual_seed(0)
 
     with open(os.path.join(args.plan, "plan.json")) as f:
@@ -60,6 +64,8 @@ def main():
         loss = decoder_loss(params, data, "gpt", args.heads, 1, notes)
         loss.backward()
         optimizer.step()
+        if args.device != "cpu":
+            torch.cuda.synchronize()
         if step > 0:
             times.append(time.perf_counter() - start)
     print(f"{statistics.median(times):.9f}")

@@ -46,10 +46,13 @@ tools += [
         "piper-gen",
         "piper-interp",
         "piper-run",
+        "piper-run-cuda",
     ]
     if os.path.exists(os.path.join(config.piper_tools_dir, tool))
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+if "piper-run-cuda" in tools:
+    config.available_features.add("piper-run-cuda")
 
 # The PyTorch cross-check (test/Torch/) runs under Debian's python3, the one
 # that has torch (1.13 CPU); where torch does not import, those tests report

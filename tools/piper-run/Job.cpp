@@ -8,6 +8,10 @@
 
 #include "Job.h"
 
+#ifdef PIPER_PLAN_HAVE_CUDA
+#include "piper-rt/plan_abi_gpu.h"
+#endif
+
 using namespace piper;
 using namespace piper::run;
 
@@ -69,9 +73,19 @@ std::vector<const char *> cStrings(const std::vector<std::string> &list) {
 
 bool Job::start(int &argc, char **&argv, const plan::Manifest &manifest,
                 const std::string &traceFile, std::string &error) {
+#ifdef PIPER_PLAN_HAVE_CUDA
+  // Before MPI: where there is no GPU, one line says so (plan_abi_gpu.h).
+  if (piper_gpu_probe() != PIPER_RT_OK) {
+    error = piper_rt_last_error();
+    return false;
+  }
+  [[maybe_unused]] constexpr bool needsContext = true; // the backend needs one
+#else
+  [[maybe_unused]] constexpr bool needsContext = false;
+#endif
 #ifdef PIPER_PLAN_HAVE_MPI
   // The runtime also runs a one-device plan that is traced.
-  if ((manifest.mesh.numDevices() > 1 || !traceFile.empty()) &&
+  if ((needsContext || manifest.mesh.numDevices() > 1 || !traceFile.empty()) &&
       !startRuntime(argc, argv, manifest, *this, error))
     return false;
   if (context && !traceFile.empty() &&

@@ -8,6 +8,10 @@
 
 #include "Step.h"
 
+#ifdef PIPER_PLAN_HAVE_CUDA
+#include "cuda/DeviceMirror.h"
+#endif
+
 #include <chrono>
 
 using namespace piper;
@@ -20,10 +24,22 @@ bool piper::run::runStepProgram(StepContext &step, DataFeeder &data,
   if (!data.feed(batch, step.args, error))
     return false;
   std::vector<void *> pointers;
+#ifdef PIPER_PLAN_HAVE_CUDA
+  // A GPU plan reads and writes device copies (DeviceMirror.h).
+  for (int64_t i : step.role.inputs)
+    pointers.push_back(
+        deviceDescriptor(step.job.session, step.args[i], true, error));
+  for (int64_t j : step.role.outputs)
+    pointers.push_back(
+        deviceDescriptor(step.job.session, step.results[j], false, error));
+  if (!error.empty())
+    return false;
+#else
   for (int64_t i : step.role.inputs)
     pointers.push_back(step.args[i].descriptor.data());
   for (int64_t j : step.role.outputs)
     pointers.push_back(step.results[j].descriptor.data());
+#endif
   auto start = std::chrono::steady_clock::now();
   step.program.entry(pointers.data());
   seconds =
@@ -44,6 +60,11 @@ bool piper::run::runStepProgram(StepContext &step, DataFeeder &data,
     error = where + piper_plan_session_step_error(step.job.session);
     return false;
   }
+#ifdef PIPER_PLAN_HAVE_CUDA
+  for (int64_t j : step.role.outputs)
+    if (!downloadTensor(step.job.session, step.results[j], error))
+      return false;
+#endif
   loss = step.results[0].info ? step.results[0].floatAt(0) : 0.0;
   if (!step.job.meanLoss(step.lossRanks, loss, error)) {
     error = where + error;
