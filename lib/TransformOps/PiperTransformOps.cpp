@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/TransformOps/PiperTransformOps.h"
+#include "ReshardMicrobatch.h"
 #include "piper/Analysis/TagFilter.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/Transforms/Autodiff.h"
@@ -438,6 +439,8 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
                          getParamStreamAttr(), task.getDevicesAttr()));
     }
   }
+  if (getZero() >= 2)
+    reshardPerMicrobatch(rewriter, gradCollectives, created);
   if (getBucketSize() > 0)
     assignBuckets(gradCollectives, getBucketSize());
 
