@@ -439,10 +439,6 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
                          getParamStreamAttr(), task.getDevicesAttr()));
     }
   }
-  if (getZero() >= 2)
-    reshardPerMicrobatch(rewriter, gradCollectives, created);
-  if (getBucketSize() > 0)
-    assignBuckets(gradCollectives, getBucketSize());
 
   // Record the stage and the axes on each updated parameter's placement,
   // where memory planning and lowering read them (ZeRO-1 and ZeRO-2 make
@@ -480,6 +476,14 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
                                    param.getInit(), param.getStd(), recorded));
     }
   }
+  // Last: splitting weight-gradient nodes erases tasks of the payload.
+  if (getZero() >= 2) {
+    DAGOp dag = tasks.front()->getParentOfType<DAGOp>();
+    splitWeightGradientBuckets(rewriter, dag, getBucketSize());
+    reshardPerMicrobatch(rewriter, gradCollectives, created);
+  }
+  if (getBucketSize() > 0)
+    assignBuckets(gradCollectives, getBucketSize());
   results.set(cast<OpResult>(getCollectives()), created);
   return DiagnosedSilenceableFailure::success();
 }

@@ -29,6 +29,17 @@ void reshardPerMicrobatch(RewriterBase &rewriter,
                           SmallVectorImpl<CollectiveOp> &gradCollectives,
                           SmallVectorImpl<Operation *> &created);
 
+/// Splits each microbatch's weight-gradient node (pass BW) whose gradients
+/// are all accumulated and reduce-scattered at the step into one node per
+/// bucket of outputs: consecutive gradients up to `bucketBytes` (one
+/// gradient per bucket when 0 or when a gradient alone exceeds it). Each
+/// bucket's node calls a copy of the body that computes only its gradients,
+/// so a bucket's full-size gradients exist only until their reduce-scatter:
+/// the next bucket's node runs while they are communicated. The first
+/// bucket keeps the node's name; the others are named `<name>.b<k>`.
+void splitWeightGradientBuckets(RewriterBase &rewriter, DAGOp dag,
+                                int64_t bucketBytes);
+
 } // namespace mlir::piper
 
 #endif // PIPER_LIB_TRANSFORMOPS_RESHARDMICROBATCH_H
