@@ -288,7 +288,8 @@ struct SumPattern : ProgramOpPattern<SumOp> {
     if (shard != lowering.shards.end() &&
         llvm::all_of(values,
                      [&](Value v) { return lowering.reduced.count(v); })) {
-      lowering.shards[total] = shard->second;
+      FlatShard group = shard->second; // copied: inserting may rehash
+      lowering.shards[total] = group;
       lowering.reduced.insert(total);
     }
     lowering.replace(rewriter, sum, total);
