@@ -39,8 +39,10 @@ bool isAliasing(Operation *op) {
 }
 
 /// Whether `use` is the output of a nonblocking collective, which the
-/// runtime may still write after the call returns. Its input (operand 0) is
-/// copied out at once (plan_abi.h), so it may be freed after the call.
+/// runtime may still write after the call returns; a later reader of the
+/// output waits for it first (the program's events), so the buffer may be
+/// freed after a reader, never right after the call. Its input (operand 0)
+/// is copied out at once (plan_abi.h), so it may be freed after the call.
 bool isPendingOutput(OpOperand &use) {
   auto call = dyn_cast<func::CallOp>(use.getOwner());
   return call && call.getCallee().starts_with("piper_comm_i") &&
@@ -55,6 +57,9 @@ Operation *lastUse(memref::DeallocOp dealloc) {
   if (!alloc || alloc->getBlock() != block)
     return nullptr;
   Operation *last = alloc;
+  // Whether `last` is a nonblocking collective writing the buffer: then
+  // nothing after it waits for the write, and the buffer stays to the end.
+  bool pending = false;
   SmallVector<Value> worklist = {alloc.getResult()};
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
@@ -64,10 +69,12 @@ Operation *lastUse(memref::DeallocOp dealloc) {
         continue;
       Operation *inBlock = block->findAncestorOpInBlock(*user);
       if (!inBlock || dealloc->isBeforeInBlock(inBlock) ||
-          user->hasTrait<OpTrait::IsTerminator>() || isPendingOutput(use))
+          user->hasTrait<OpTrait::IsTerminator>())
         return nullptr;
-      if (last->isBeforeInBlock(inBlock))
+      if (last->isBeforeInBlock(inBlock)) {
         last = inBlock;
+        pending = isPendingOutput(use);
+      }
       bool aliasing = isAliasing(user);
       for (Value result : user->getResults()) {
         if (!isa<BaseMemRefType>(result.getType()))
@@ -78,7 +85,7 @@ Operation *lastUse(memref::DeallocOp dealloc) {
       }
     }
   }
-  return last;
+  return pending ? nullptr : last;
 }
 
 struct EarlyDeallocPass : piper::impl::EarlyDeallocPassBase<EarlyDeallocPass> {

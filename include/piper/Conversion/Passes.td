@@ -393,9 +393,10 @@ def EarlyDeallocPass
     a `memref.alloc` in the same block moves to right after the last op of
     the block that uses `%a` or a view or cast of it. It stays where it is
     when a use is outside the block, is a terminator (the buffer may be
-    yielded), defines a memref that is not a view, or is the output of a
-    nonblocking collective (`piper_comm_i*`), which the runtime may write
-    after the call returns (its input is copied out at once, plan_abi.h).
+    yielded) or defines a memref that is not a view, and when the last use
+    is as the output of a nonblocking collective (`piper_comm_i*`), which
+    the runtime may write after the call returns with no later reader
+    waiting for it (its input is copied out at once, plan_abi.h).
 
     Example: `%a = memref.alloc()`, `call @f(%a)`, `call @g(%x)`,
     `memref.dealloc %a` becomes `%a = memref.alloc()`, `call @f(%a)`,
