@@ -6,10 +6,9 @@
 # weights and expert parallel for experts, across nodes).
 #
 # For each model: step time of 1F1B, interleaved 1F1B (v = 2) and DualPipeV
-# with the same ranks and microbatches, and the speedups over 1F1B; then the
-# largest microbatch size (sequences) whose peak memory fits in 80 GB under
-# 1F1B with ZeRO-1, 2 and 3 on the dense weights (peak memory is affine in
-# the microbatch size: two points give it, a third checks it).
+# with the same ranks and microbatches, and the speedups over 1F1B; then
+# bench/simulate-zero.sh: the largest batch whose peak memory fits in 80 GB
+# under 1F1B with ZeRO-1, 2 and 3, on the paper's qwen3_9b PP8 x DP4.
 #
 #   bench/simulate-published.sh           # the study (about a minute)
 #   bench/simulate-published.sh --tiny    # tiny-moe, for CI
@@ -87,26 +86,7 @@ for line in "${CASES[@]}"; do
   done
 done
 
+# The largest batch under PP x ZeRO-1/2/3 (qwen3_9b PP8 x DP4, bf16-mixed
+# bytes, ZeRO-2/3 resharded per microbatch) with its per-stage breakdown.
 echo
-printf '%-10s %-6s %14s %14s %14s %10s\n' model zero "peak@1 MiB" "peak@2 MiB" \
-  "MiB/sequence" "max batch"
-for line in "${CASES[@]}"; do
-  read -r model ranks ep batch <<< "$line"
-  for zero in 1 2 3; do
-    peaks=()
-    for b in 1 2 3; do
-      programs "$model" "$ranks" "$ranks" "$ep" "$b" 1f1b "$zero"
-      peaks+=("$(simulate | peak_mib)")
-    done
-    # Affine in the microbatch size: peak(b) = fixed + b * per.
-    awk -v p1="${peaks[0]}" -v p2="${peaks[1]}" -v p3="${peaks[2]}" \
-        -v cap=81920 -v model="$model" -v zero="$zero" '
-      BEGIN {
-        per = p2 - p1; fixed = p1 - per
-        if ((p3 - p2 - per) > 1 || (p3 - p2 - per) < -1)
-          printf "warning: peak is not affine in the batch (%s %s %s)\n", p1, p2, p3 > "/dev/stderr"
-        best = per > 0 ? int((cap - fixed) / per) : 0
-        printf "%-10s ZeRO-%d %14.1f %14.1f %14.1f %10d\n", model, zero, p1, p2, per, best
-      }'
-  done
-done
+PIPER_BIN=$BIN bench/simulate-zero.sh "$@"

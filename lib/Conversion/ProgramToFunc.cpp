@@ -281,6 +281,17 @@ struct SumPattern : ProgramOpPattern<SumOp> {
             return total;
           });
         });
+    // ZeRO-2/3 reduce-scatter every microbatch's contribution
+    // (ReshardMicrobatch.cpp): the sum of this member's chunks is its chunk
+    // of the reduced sum.
+    auto shard = lowering.shards.find(values.front());
+    if (shard != lowering.shards.end() &&
+        llvm::all_of(values,
+                     [&](Value v) { return lowering.reduced.count(v); })) {
+      FlatShard group = shard->second; // copied: inserting may rehash
+      lowering.shards[total] = group;
+      lowering.reduced.insert(total);
+    }
     lowering.replace(rewriter, sum, total);
     return success();
   }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/TransformOps/PiperTransformOps.h"
+#include "ReshardMicrobatch.h"
 #include "piper/Analysis/TagFilter.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/Transforms/Autodiff.h"
@@ -438,8 +439,6 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
                          getParamStreamAttr(), task.getDevicesAttr()));
     }
   }
-  if (getBucketSize() > 0)
-    assignBuckets(gradCollectives, getBucketSize());
 
   // Record the stage and the axes on each updated parameter's placement,
   // where memory planning and lowering read them (ZeRO-1 and ZeRO-2 make
@@ -477,6 +476,14 @@ ReplicateOp::apply(transform::TransformRewriter &rewriter,
                                    param.getInit(), param.getStd(), recorded));
     }
   }
+  // Last: splitting weight-gradient nodes erases tasks of the payload.
+  if (getZero() >= 2) {
+    DAGOp dag = tasks.front()->getParentOfType<DAGOp>();
+    splitWeightGradientBuckets(rewriter, dag, getBucketSize());
+    reshardPerMicrobatch(rewriter, gradCollectives, created);
+  }
+  if (getBucketSize() > 0)
+    assignBuckets(gradCollectives, getBucketSize());
   results.set(cast<OpResult>(getCollectives()), created);
   return DiagnosedSilenceableFailure::success();
 }

@@ -21,12 +21,23 @@ def main():
     parser.add_argument("run")
     parser.add_argument("--min", type=float, default=1.0)
     parser.add_argument("--max", type=float, required=True)
+    # Consecutive ranks sharing a group (data-parallel replicas of a stage
+    # when dp is the mesh's last axis).
+    parser.add_argument("--ranks-per-group", type=int, default=1)
     args = parser.parse_args()
     with open(args.plan) as f:
+        text = f.read()
         predicted = [
             (m.group(1), int(m.group(2)))
-            for m in re.finditer(r"^(\S+): peak (\d+) at", f.read(), re.M)
+            for m in re.finditer(r"^(\S+): peak (\d+) at", text, re.M)
         ]
+        # With --piper-memory-plan=driver-results, compare with the peak
+        # that counts the driver's result buffers too.
+        with_results = [int(m.group(1)) for m in re.finditer(
+            r"^  driver results \d+, peak with them (\d+)$", text, re.M)]
+        if len(with_results) == len(predicted):
+            predicted = [(group, bytes_) for (group, _), bytes_ in
+                         zip(predicted, with_results)]
     with open(args.run) as f:
         measured = [
             (int(m.group(1)), int(m.group(2)))
@@ -37,7 +48,8 @@ def main():
         return 1
     ok = True
     for rank, bytes_ in measured:
-        group, plan = predicted[0] if len(predicted) == 1 else predicted[rank]
+        group, plan = (predicted[0] if len(predicted) == 1 else
+                       predicted[rank // args.ranks_per_group])
         ratio = bytes_ / plan
         inside = args.min <= ratio <= args.max
         ok = ok and inside

@@ -380,6 +380,32 @@ def ElideResultCopiesPass
   }];
 }
 
+def EarlyDeallocPass
+    : Pass<"piper-early-dealloc", "::mlir::func::FuncOp"> {
+  let summary = "Free each buffer right after its last use in its block";
+  let description = [{
+    Runs right after upstream's deallocation pipeline, which frees the
+    buffers a block owns at the end of the block. A training step's program
+    is one block: every activation, gathered parameter and microbatch
+    gradient would otherwise live until the step returns, so the runtime's
+    high-water mark would be everything the step allocates, not what the
+    memory plan (`--piper-memory-plan`) schedules. A `memref.dealloc %a` of
+    a `memref.alloc` in the same block moves to right after the last op of
+    the block that uses `%a` or a view or cast of it. It stays where it is
+    when a use is outside the block, is a terminator (the buffer may be
+    yielded) or defines a memref that is not a view, and when the last use
+    is as the output of a nonblocking collective (`piper_comm_i*`), which
+    the runtime may write after the call returns with no later reader
+    waiting for it (its input is copied out at once, plan_abi.h).
+
+    Example: `%a = memref.alloc()`, `call @f(%a)`, `call @g(%x)`,
+    `memref.dealloc %a` becomes `%a = memref.alloc()`, `call @f(%a)`,
+    `memref.dealloc %a`, `call @g(%x)`.
+
+    **Options:** none.
+  }];
+}
+
 def OutlineKernelsPass : Pass<"piper-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Outline linalg ops on buffers, one function per distinct kernel";
   let description = [{

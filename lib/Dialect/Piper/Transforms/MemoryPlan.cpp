@@ -62,6 +62,27 @@ int64_t MemoryBreakdown::total() const {
 
 namespace {
 
+/// Whether a microbatch's contribution to an accumulator is added into it
+/// as it is produced: a task's output, or (ZeRO-2/3 under `split`) the
+/// shard a reduce-scatter of it yields.
+bool isAddedInPlace(Value contribution) {
+  if (contribution.getDefiningOp<TaskOp>())
+    return true;
+  auto collective = contribution.getDefiningOp<CollectiveOp>();
+  return collective && collective.getKind() == CollectiveKind::ReduceScatter;
+}
+
+/// The reduce-scatter whose shard `node`'s result holds: `node` itself, or
+/// the one feeding an accumulator of shards; null otherwise.
+CollectiveOp reduceScatterOf(Operation *node) {
+  if (auto accumulate = dyn_cast_or_null<AccumulateOp>(node))
+    node = accumulate.getValues().front().getDefiningOp();
+  auto collective = dyn_cast_or_null<CollectiveOp>(node);
+  return collective && collective.getKind() == CollectiveKind::ReduceScatter
+             ? collective
+             : CollectiveOp();
+}
+
 /// The plan of one group, from its nodes in order.
 DeviceMemoryPlan planGroup(std::string group, DictionaryAttr devices,
                            SmallVector<Member> order, DAGOp dag,
@@ -126,8 +147,8 @@ DeviceMemoryPlan planGroup(std::string group, DictionaryAttr devices,
     } else if (auto accumulate = dyn_cast<AccumulateOp>(node)) {
       aliases.insert(accumulate.getResult());
       for (Value contribution : accumulate.getValues())
-        if (contribution.getDefiningOp<TaskOp>() &&
-            defStep.count(contribution) && contribution.hasOneUse())
+        if (isAddedInPlace(contribution) && defStep.count(contribution) &&
+            contribution.hasOneUse())
           aliases.unionSets(accumulate.getResult(), contribution);
     }
   }
@@ -158,8 +179,7 @@ DeviceMemoryPlan planGroup(std::string group, DictionaryAttr devices,
       buffer.kind = MemoryKind::Grads;
       if (ParamAttr param = facts.paramOfGradient(value)) {
         buffer.bytes = facts.splitBytes(param, value.getType());
-        if (auto collective = dyn_cast<CollectiveOp>(node);
-            collective && collective.getKind() == CollectiveKind::ReduceScatter)
+        if (CollectiveOp collective = reduceScatterOf(node))
           buffer.bytes /= axesSize(collective);
       }
       return;

@@ -48,6 +48,8 @@ struct MemoryPlanPass
          << " (bytes per device)\n";
       for (const DeviceMemoryPlan &plan : *plans) {
         print(os, plan);
+        if (driverResults)
+          printDriverResults(os, plan);
         if (listBuffers)
           printBuffers(os, plan);
       }
@@ -75,6 +77,20 @@ struct MemoryPlanPass
     if (failedAny)
       signalPassFailure();
     markAllAnalysesPreserved();
+  }
+
+  /// The step's results `piper-run` holds beside its arguments: it gives
+  /// the plan separate output buffers for the updated parameters and state
+  /// and copies them over the arguments after the step, so every persistent
+  /// buffer has a twin of its bytes for the whole step.
+  static void printDriverResults(llvm::raw_ostream &os,
+                                 const DeviceMemoryPlan &plan) {
+    int64_t results = 0;
+    for (const MemoryBuffer &buffer : plan.buffers)
+      if (buffer.persistent)
+        results += buffer.bytes;
+    os << "  driver results " << results << ", peak with them "
+       << plan.peakBytes() + results << "\n";
   }
 
   /// `[first-last] kind bytes what`, steps counted from 1.

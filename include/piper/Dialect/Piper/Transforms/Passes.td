@@ -511,13 +511,20 @@ def PiperMemoryPlan : Pass<"piper-memory-plan", "::mlir::ModuleOp"> {
     **Options:** `budget` (bytes per device; 0, the default, checks
     nothing), `list-buffers` (also print every buffer: its first and last
     step, kind, bytes and the value, node result or argument, that
-    allocates it).
+    allocates it), `driver-results` (also print, per group, the bytes
+    `piper-run` keeps for the step's results beside its arguments, the
+    updated parameters and optimizer state, which the plan counts as
+    updated in place, and the peak with them: `driver results 44784,
+    peak with them 109352`; what `piper-run --peak-bytes` measures).
   }];
   let options = [
     Option<"budget", "budget", "int64_t", /*default=*/"0",
            "bytes one device may use; 0 for no limit">,
     Option<"listBuffers", "list-buffers", "bool", /*default=*/"false",
-           "also print every buffer with its steps, kind and bytes">
+           "also print every buffer with its steps, kind and bytes">,
+    Option<"driverResults", "driver-results", "bool", /*default=*/"false",
+           "also print the bytes piper-run keeps for the step's results "
+           "and the peak with them">
   ];
 }
 
