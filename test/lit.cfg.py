@@ -46,6 +46,7 @@ tools += [
         "piper-gen",
         "piper-interp",
         "piper-run",
+        "piper-search",
     ]
     if os.path.exists(os.path.join(config.piper_tools_dir, tool))
 ]
