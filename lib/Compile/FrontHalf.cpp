@@ -43,6 +43,10 @@ void mlir::piper::buildStrategyPipeline(OpPassManager &pm,
     pm.addPass(transform::createPreloadLibraryPass(std::move(preload)));
     pm.addPass(transform::createInterpreterPass());
   }
+  buildProgramsPipeline(pm);
+}
+
+void mlir::piper::buildProgramsPipeline(OpPassManager &pm) {
   pm.addPass(createPiperPartition());
   pm.addPass(createPiperVerifyPrograms());
 }

@@ -155,7 +155,8 @@ static json::Object replicate(json::Array axes, int64_t zero,
 json::Value search::buildDirectives(const Candidate &c,
                                     const SearchOptions &options) {
   json::Array out;
-  if (c.microbatches > 1)
+  // Schedules read MB tags, so a pipeline is split even into one.
+  if (c.microbatches > 1 || c.pp > 1)
     out.push_back(directive(
         "split", json::Object{{"filter", json::Object{}}, {"n", c.microbatches}}));
   appendHooks(c, options, DirectiveHook::Point::BeforePlace, out);

@@ -21,13 +21,10 @@
 #include "piper/Directives/JSONDirectives.h"
 #include "piper/Simulator/Simulate.h"
 
+#include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
-
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Process.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 #include <map>
 
@@ -38,9 +35,6 @@ using namespace mlir::piper::search;
 struct Evaluator::Impl {
   MLIRContext &context;
   const SearchOptions &options;
-  /// Where each candidate's transform script is written for the preload
-  /// pass (which reads files).
-  SmallString<128> scriptPath;
   /// Training DAGs of the current structure, by model key.
   std::map<std::string, OwningOpRef<ModuleOp>> prefixes;
   std::string structureKey;
@@ -50,17 +44,9 @@ struct Evaluator::Impl {
 };
 
 Evaluator::Evaluator(MLIRContext &context, const SearchOptions &options)
-    : impl(std::make_unique<Impl>(context, options)) {
-  int fd;
-  if (!llvm::sys::fs::createTemporaryFile("piper-search", "mlir", fd,
-                                          impl->scriptPath))
-    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
-}
+    : impl(std::make_unique<Impl>(context, options)) {}
 
-Evaluator::~Evaluator() {
-  if (!impl->scriptPath.empty())
-    llvm::sys::fs::remove(impl->scriptPath);
-}
+Evaluator::~Evaluator() = default;
 
 /// The model's key: what genOptionsFor and setMeshLinks read.
 static std::string modelKey(const Candidate &c) {
@@ -124,26 +110,37 @@ void Evaluator::evaluate(Evaluation &e) {
     prefix = std::move(model);
   }
 
-  // The directives, as piper-compile would translate them.
+  // The directives, as piper-compile translates them, applied in-process
+  // by the transform interpreter (the preload pass would keep every
+  // candidate's script in the context).
   std::string json = renderDirectives(buildDirectives(c, impl->options));
   llvm::Expected<std::string> script =
       translateJSONDirectives(json, "search.json");
   if (!script)
     return reject(Verdict::Invalid, llvm::toString(script.takeError()));
-  {
-    std::string error;
-    auto file = openOutputFile(impl->scriptPath, &error);
-    if (!file)
-      return reject(Verdict::Invalid, error);
-    file->os() << *script;
-    file->keep();
-  }
-
   OwningOpRef<ModuleOp> module = prefix->clone();
   std::string error;
+  {
+    ScopedDiagnosticHandler handler(&impl->context, [&](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
+        error = d.str();
+      return success();
+    });
+    OwningOpRef<ModuleOp> transforms =
+        parseSourceString<ModuleOp>(*script, ParserConfig(&impl->context));
+    transform::TransformOpInterface entry =
+        transforms ? transform::detail::findTransformEntryPoint(
+                         *module, *transforms)
+                   : nullptr;
+    ++built;
+    if (!entry ||
+        failed(transform::applyTransformNamedSequence(
+            *module, entry, *transforms, transform::TransformOptions())))
+      return reject(Verdict::Invalid,
+                    error.empty() ? "the directives failed" : error);
+  }
   PassManager pm(&impl->context);
-  buildStrategyPipeline(pm, impl->scriptPath);
-  ++built;
+  buildProgramsPipeline(pm);
   if (failed(runCaught(pm, *module, error)))
     return reject(Verdict::Invalid, error);
 

@@ -31,7 +31,9 @@ std::string search::renderTable(const SearchResult &result,
      << " MiB\n";
   os << "candidates " << result.enumerated << ", built " << result.built
      << ", simulated " << result.simulated << ", training DAGs built "
-     << result.prefixBuilds << ", "
+     << result.prefixBuilds << ", structures scored "
+     << result.structuresScored << " (refined "
+     << std::min(result.structuresScored, options.refine) << "), "
      << llvm::format("%.1f", result.seconds) << " s\n";
 
   os << llvm::format("%-5s %-48s %12s %8s %12s\n", "rank", "strategy",
@@ -47,6 +49,9 @@ std::string search::renderTable(const SearchResult &result,
     os << "(" << result.kept.size() - rows << " more kept)\n";
 
   os << "kept " << result.kept.size() << "\n";
+  if (result.boundViolations)
+    os << "warning: " << result.boundViolations
+       << " planned peaks were below the static memory bound\n";
   for (unsigned v = 1; v < kNumVerdicts; ++v) {
     if (!result.rejected[v])
       continue;

@@ -6,11 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Phase 1 scores every structure (degrees, axis order, microbatch size)
-// with one schedule (1F1B where it runs) and the lowest ZeRO stage that
-// fits. Phase 2 takes the `refine` fastest structures and tries every
-// schedule, hook choice and stream assignment on them, again with the
-// lowest ZeRO stage that fits. A higher ZeRO stage of a strategy whose
+// Phase 1 scores every structure (degrees and axis order) with one
+// schedule (1F1B where it runs), its smallest microbatch size that fits
+// and the lowest ZeRO stage that fits. Phase 2 takes the `refine` fastest
+// structures and tries every microbatch size, schedule, hook choice and
+// stream assignment on them, again with the lowest ZeRO stage that fits. A higher ZeRO stage of a strategy whose
 // lower stage fits is not built: it shards the same work and only adds
 // collectives (docs/Search.md, "Limits").
 //
@@ -35,7 +35,7 @@ llvm::StringRef search::stringifyVerdict(Verdict verdict) {
   case Verdict::Kept:
     return "kept";
   case Verdict::Divisibility:
-    return "divisibility";
+    return "shape (divisibility, limits)";
   case Verdict::Schedule:
     return "schedule";
   case Verdict::StaticMemory:
@@ -117,6 +117,10 @@ public:
       e.reason = "time limit";
     } else {
       evaluator.evaluate(e);
+      // The bound must never exceed what the memory plan finds; a
+      // violation would mean sound-looking rejections are not.
+      if (e.peakBytes >= 0 && bound > e.peakBytes)
+        ++result.boundViolations;
     }
     record(e);
     return e.verdict;
@@ -169,6 +173,26 @@ public:
       out = std::move(next);
     }
     return out;
+  }
+
+  /// Sets `c`'s microbatches for microbatch size `b`; false (and the
+  /// rejection recorded) when that makes too many microbatches.
+  bool setMicrobatches(Candidate &c, int64_t b) {
+    c.microbatchSize = b;
+    c.microbatches = options.globalBatch / c.dataReplicas() / b;
+    if (c.microbatches <= options.maxMicrobatches)
+      return true;
+    if (seen.insert(c.label()).second) {
+      ++result.enumerated;
+      Evaluation e;
+      e.candidate = c;
+      e.verdict = Verdict::Divisibility;
+      e.reason = std::to_string(c.microbatches) +
+                 " microbatches exceed --max-microbatches=" +
+                 std::to_string(options.maxMicrobatches);
+      record(e);
+    }
+    return false;
   }
 
   double elapsed() const {
@@ -238,39 +262,56 @@ llvm::Expected<SearchResult> search::runSearch(MLIRContext &context,
                            ? StringRef("1f1b")
                            : StringRef(options.schedules.front());
 
-  // Phase 1: every structure, one schedule, the lowest ZeRO stage that fits.
+  // Phase 1: every structure, one schedule, the smallest microbatch size
+  // (the most microbatches) at which some ZeRO stage fits.
   std::vector<std::pair<double, Candidate>> structures;
+  int64_t scored = 0;
   for (Candidate c : enumerateStructures(options)) {
     setSchedule(c, phaseOne);
-    for (auto &choices : searcher.hookCombinations(c, /*firstOnly=*/true)) {
-      c.hookChoices = choices;
-      if (auto kept = searcher.considerZeroStages(c))
+    if (checkStructure(c, options)) {
+      searcher.consider(c); // Records the shape rejection.
+      continue;
+    }
+    for (int64_t b : microbatchSizes(c, options)) {
+      if (!searcher.setMicrobatches(c, b))
+        continue;
+      std::optional<Evaluation> kept;
+      for (auto &choices : searcher.hookCombinations(c, /*firstOnly=*/true)) {
+        c.hookChoices = choices;
+        if ((kept = searcher.considerZeroStages(c)))
+          break;
+      }
+      if (kept) {
         structures.push_back({kept->stepTime, c});
+        break;
+      }
     }
   }
+  scored = int64_t(structures.size());
 
-  // Phase 2: the fastest structures with every schedule, hook choice and
-  // stream assignment.
+  // Phase 2: the fastest structures with every microbatch size, schedule,
+  // hook choice and stream assignment.
   std::stable_sort(structures.begin(), structures.end(),
                    [](const auto &a, const auto &b) { return a.first < b.first; });
-  int64_t refined = 0;
+  if (int64_t(structures.size()) > options.refine)
+    structures.resize(options.refine);
   for (auto &[time, structure] : structures) {
-    if (refined++ >= options.refine)
-      break;
-    for (const std::string &schedule : options.schedules) {
-      Candidate c = structure;
-      setSchedule(c, schedule);
-      if (c.pp == 1 && schedule != options.schedules.front())
-        continue;
-      for (auto &choices : searcher.hookCombinations(c, /*firstOnly=*/false))
-        for (bool shared : {false, true}) {
-          c.hookChoices = choices;
-          c.sharedCommStream = shared;
-          if (shared && c.dataReplicas() == 1)
-            continue;
-          searcher.considerZeroStages(c);
-        }
-    }
+    for (int64_t b : microbatchSizes(structure, options))
+      for (const std::string &schedule : options.schedules) {
+        Candidate c = structure;
+        setSchedule(c, schedule);
+        if ((c.pp == 1 && schedule != options.schedules.front()) ||
+            !searcher.setMicrobatches(c, b))
+          continue;
+        for (auto &choices : searcher.hookCombinations(c, /*firstOnly=*/false))
+          for (bool shared : {false, true}) {
+            if (shared && c.dataReplicas() == 1)
+              continue;
+            c.hookChoices = choices;
+            c.sharedCommStream = shared;
+            searcher.considerZeroStages(c);
+          }
+      }
   }
 
   SearchResult result = std::move(searcher.result);
@@ -288,6 +329,7 @@ llvm::Expected<SearchResult> search::runSearch(MLIRContext &context,
     result.bestModel = searcher.evaluator.buildModel(best, error);
     result.bestGenCommand = genCommand(best, options);
   }
+  result.structuresScored = scored;
   result.seconds = searcher.elapsed();
   return result;
 }

@@ -53,6 +53,11 @@ search::checkStructure(const Candidate &c, const SearchOptions &options) {
                    config.experts % c.ep))
     return fail("ep " + Twine(c.ep) + " does not divide the " +
                 Twine(config.experts) + " experts");
+  // Tensor parallelism communicates inside every layer: across nodes it
+  // would be bound by the slow link (Megatron keeps it inside a node).
+  if (c.tp > options.cluster.devicesPerNode)
+    return fail("tp " + Twine(c.tp) + " would span nodes of " +
+                Twine(options.cluster.devicesPerNode) + " devices");
   if (c.pp > config.layers)
     return fail("pp " + Twine(c.pp) + " exceeds the " + Twine(config.layers) +
                 " layers");
@@ -61,9 +66,6 @@ search::checkStructure(const Candidate &c, const SearchOptions &options) {
     return fail("dp x ep = " + Twine(replicas) +
                 " does not divide the global batch " +
                 Twine(options.globalBatch));
-  if (c.microbatches > options.maxMicrobatches)
-    return fail(Twine(c.microbatches) + " microbatches exceed --max-microbatches=" +
-                Twine(options.maxMicrobatches));
   return std::nullopt;
 }
 
@@ -124,7 +126,9 @@ int64_t search::staticMemoryBound(const Candidate &c,
           break;
         }
     }
-    params += c.zero == 3 ? bytes / replicas : bytes;
+    // ZeRO-3 keeps a shard, but a forward task gathers every parameter of
+    // its stage while it runs, so the stage's whole share is live then.
+    params += bytes;
     // AdamW's two moments, at least as wide as the parameter.
     state += c.zero >= 1 ? 2 * bytes / replicas : 2 * bytes;
   }
@@ -170,19 +174,15 @@ search::enumerateStructures(const SearchOptions &options) {
                 axesInsideNode(c, options.cluster))
               continue;
           }
-          int64_t replicas = c.dataReplicas();
-          if (options.globalBatch % replicas) {
-            out.push_back(c);
-            continue;
-          }
-          // Microbatch sizes: every divisor of the per-replica batch.
-          int64_t perReplica = options.globalBatch / replicas;
-          for (int64_t b : divisorsOf(perReplica)) {
-            c.microbatchSize = b;
-            c.microbatches = perReplica / b;
-            out.push_back(c);
-          }
+          out.push_back(c);
         }
       }
   return out;
+}
+
+SmallVector<int64_t> search::microbatchSizes(const Candidate &c,
+                                             const SearchOptions &options) {
+  if (options.globalBatch % c.dataReplicas())
+    return {};
+  return divisorsOf(options.globalBatch / c.dataReplicas());
 }

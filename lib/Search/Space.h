@@ -21,9 +21,14 @@
 namespace mlir::piper::search {
 
 /// Every (tp, ep, pp, dp) factorisation of the devices, in both axis
-/// orders where they differ, with every microbatch size that divides the
-/// per-replica batch. Schedules, ZeRO stages and hooks are not set.
+/// orders where they differ. Microbatches, schedules, ZeRO stages and hooks
+/// are not set.
 std::vector<Candidate> enumerateStructures(const SearchOptions &options);
+
+/// The microbatch sizes of `c`, ascending: the divisors of the per-replica
+/// batch (none when the replicas do not divide the global batch).
+SmallVector<int64_t> microbatchSizes(const Candidate &c,
+                                     const SearchOptions &options);
 
 /// Why `c`'s degrees cannot work for the model and batch, or nullopt.
 std::optional<std::string> checkStructure(const Candidate &c,

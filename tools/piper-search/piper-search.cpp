@@ -256,6 +256,7 @@ int main(int argc, char **argv) {
   if (!result)
     return fail(llvm::toString(result.takeError()));
   llvm::outs() << renderTable(*result, *options, rows);
+  llvm::outs().flush();
   if (result->kept.empty())
     return fail("no strategy fits: see the rejections above");
 

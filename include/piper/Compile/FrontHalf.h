@@ -43,6 +43,9 @@ void buildTrainingDAGPipeline(OpPassManager &pm,
 /// partition and verification.
 void buildStrategyPipeline(OpPassManager &pm, StringRef strategyPath);
 
+/// The last part: partition and verification of a scheduled DAG.
+void buildProgramsPipeline(OpPassManager &pm);
+
 /// Runs the front half on `module` (a model: one public function with
 /// parameters), each pass timed under `timing`; errors are diagnostics.
 LogicalResult runFrontHalf(ModuleOp module,

@@ -117,8 +117,8 @@ struct SearchOptions {
                                         "zb-h1", "zb-v", "dualpipev"};
   /// Most microbatches per step a candidate may use.
   int64_t maxMicrobatches = 64;
-  /// Structures refined with every schedule, ZeRO stage and stream
-  /// assignment in the second phase.
+  /// Structures refined with every microbatch size, schedule, ZeRO stage
+  /// and stream assignment in the second phase.
   int64_t refine = 4;
   /// Wall-clock bound in seconds (0: none). Candidates not reached are
   /// counted as skipped; without it the search is deterministic.
@@ -167,6 +167,11 @@ struct SearchResult {
   std::array<int64_t, kNumVerdicts> rejected{};
   std::array<std::string, kNumVerdicts> example;
   int64_t enumerated = 0, built = 0, simulated = 0, prefixBuilds = 0;
+  /// Built candidates whose planned peak is below the static lower bound
+  /// (should stay 0; the table warns otherwise).
+  int64_t boundViolations = 0;
+  /// Structures (degrees and axis order) that phase 1 kept a strategy of.
+  int64_t structuresScored = 0;
   double seconds = 0;
   /// The best candidate's directive list and model (with link classes).
   llvm::json::Value bestDirectives = nullptr;
