@@ -140,9 +140,8 @@ static void appendTensorShard(const Candidate &c, const SearchOptions &options,
 static json::Object replicate(json::Array axes, int64_t zero,
                               std::optional<StringRef> where,
                               bool sharedStream) {
-  json::Object args{{"filter", json::Object{}},
-                    {"devices", std::move(axes)},
-                    {"zero", zero}};
+  json::Object args{
+      {"filter", json::Object{}}, {"devices", std::move(axes)}, {"zero", zero}};
   if (where)
     args["where"] = json::Object{{"EP", *where}};
   if (sharedStream) {
@@ -157,20 +156,18 @@ json::Value search::buildDirectives(const Candidate &c,
   json::Array out;
   // Schedules read MB tags, so a pipeline is split even into one.
   if (c.microbatches > 1 || c.pp > 1)
-    out.push_back(directive(
-        "split", json::Object{{"filter", json::Object{}}, {"n", c.microbatches}}));
+    out.push_back(directive("split", json::Object{{"filter", json::Object{}},
+                                                  {"n", c.microbatches}}));
   appendHooks(c, options, DirectiveHook::Point::BeforePlace, out);
   if (c.pp > 1) {
-    for (auto [pass, dir] : {std::pair<StringRef, StringRef>{"F", "f"},
-                             {"B", "b"},
-                             {"UPD", "b"}})
+    for (auto [pass, dir] :
+         {std::pair<StringRef, StringRef>{"F", "f"}, {"B", "b"}, {"UPD", "b"}})
       for (int64_t s = 0; s < c.stages; ++s)
         out.push_back(directive(
             "place",
-            json::Object{
-                {"filter", json::Object{{"PP", s}, {"PASS", pass}}},
-                {"devices", json::Object{{"pp", rankOf(c, s)}}},
-                {"stream", ("pp_" + dir + std::to_string(s)).str()}}));
+            json::Object{{"filter", json::Object{{"PP", s}, {"PASS", pass}}},
+                         {"devices", json::Object{{"pp", rankOf(c, s)}}},
+                         {"stream", ("pp_" + dir + std::to_string(s)).str()}}));
   }
   if (c.ep > 1) {
     json::Object args{{"filter", json::Object{}},

@@ -72,8 +72,8 @@ static LogicalResult runCaught(PassManager &pm, ModuleOp module,
 
 OwningOpRef<ModuleOp> Evaluator::buildModel(const Candidate &c,
                                             std::string &error) {
-  llvm::Expected<OwningOpRef<ModuleOp>> model = modelgen::buildModel(
-      &impl->context, genOptionsFor(c, impl->options));
+  llvm::Expected<OwningOpRef<ModuleOp>> model =
+      modelgen::buildModel(&impl->context, genOptionsFor(c, impl->options));
   if (!model) {
     error = llvm::toString(model.takeError());
     return {};
@@ -129,9 +129,9 @@ void Evaluator::evaluate(Evaluation &e) {
     OwningOpRef<ModuleOp> transforms =
         parseSourceString<ModuleOp>(*script, ParserConfig(&impl->context));
     transform::TransformOpInterface entry =
-        transforms ? transform::detail::findTransformEntryPoint(
-                         *module, *transforms)
-                   : nullptr;
+        transforms
+            ? transform::detail::findTransformEntryPoint(*module, *transforms)
+            : nullptr;
     ++built;
     if (!entry ||
         failed(transform::applyTransformNamedSequence(
@@ -166,11 +166,9 @@ void Evaluator::evaluate(Evaluation &e) {
       e.peakBytes = std::max(e.peakBytes, plan.peakBytes());
   }
   if (e.peakBytes > impl->options.memoryBudget)
-    return reject(Verdict::Memory, "peak " + std::to_string(e.peakBytes) +
-                                       " B > budget " +
-                                       std::to_string(
-                                           impl->options.memoryBudget) +
-                                       " B");
+    return reject(Verdict::Memory,
+                  "peak " + std::to_string(e.peakBytes) + " B > budget " +
+                      std::to_string(impl->options.memoryBudget) + " B");
 
   SimulateOptions simulate;
   simulate.device = impl->options.cluster.device;
@@ -181,9 +179,8 @@ void Evaluator::evaluate(Evaluation &e) {
         error = d.str();
       return success();
     });
-    report = simulatePrograms(*module, simulate, [&]() {
-      return mlir::emitError(module->getLoc());
-    });
+    report = simulatePrograms(
+        *module, simulate, [&]() { return mlir::emitError(module->getLoc()); });
   }
   ++simulated;
   if (failed(report))

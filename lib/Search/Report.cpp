@@ -31,10 +31,9 @@ std::string search::renderTable(const SearchResult &result,
      << " MiB\n";
   os << "candidates " << result.enumerated << ", built " << result.built
      << ", simulated " << result.simulated << ", training DAGs built "
-     << result.prefixBuilds << ", structures scored "
-     << result.structuresScored << " (refined "
-     << std::min(result.structuresScored, options.refine) << "), "
-     << llvm::format("%.1f", result.seconds) << " s\n";
+     << result.prefixBuilds << ", structures scored " << result.structuresScored
+     << " (refined " << std::min(result.structuresScored, options.refine)
+     << "), " << llvm::format("%.1f", result.seconds) << " s\n";
 
   os << llvm::format("%-5s %-48s %12s %8s %12s\n", "rank", "strategy",
                      "step ms", "bubble", "peak MiB");
@@ -63,8 +62,7 @@ std::string search::renderTable(const SearchResult &result,
     const Evaluation &best = result.kept.front();
     os << "best: " << best.candidate.label() << ", step "
        << llvm::format("%.3f", best.stepTime * 1e3) << " ms, peak "
-       << llvm::format("%.1f", double(best.peakBytes) / (1 << 20))
-       << " MiB\n";
+       << llvm::format("%.1f", double(best.peakBytes) / (1 << 20)) << " MiB\n";
     os << "model: " << result.bestGenCommand << "\n";
   }
   return out;

@@ -10,9 +10,9 @@
 // schedule (1F1B where it runs), its smallest microbatch size that fits
 // and the lowest ZeRO stage that fits. Phase 2 takes the `refine` fastest
 // structures and tries every microbatch size, schedule, hook choice and
-// stream assignment on them, again with the lowest ZeRO stage that fits. A higher ZeRO stage of a strategy whose
-// lower stage fits is not built: it shards the same work and only adds
-// collectives (docs/Search.md, "Limits").
+// stream assignment on them, again with the lowest ZeRO stage that fits. A
+// higher ZeRO stage of a strategy whose lower stage fits is not built: it
+// shards the same work and only adds collectives (docs/Search.md, "Limits").
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,7 +61,8 @@ static llvm::Error validate(const SearchOptions &options) {
   if (cluster.nodes < 1 || cluster.devicesPerNode < 1)
     return invalid("the mesh needs at least one node of at least one device, "
                    "got " +
-                   Twine(cluster.nodes) + " x " + Twine(cluster.devicesPerNode));
+                   Twine(cluster.nodes) + " x " +
+                   Twine(cluster.devicesPerNode));
   if (!::piper::sim::lookupDeviceSpec(cluster.device))
     return invalid("unknown device '" + cluster.device + "'; expected one of " +
                    ::piper::sim::listDeviceSpecNames());
@@ -237,7 +238,8 @@ static void setSchedule(Candidate &c, StringRef name) {
   }
 }
 
-static std::string genCommand(const Candidate &c, const SearchOptions &options) {
+static std::string genCommand(const Candidate &c,
+                              const SearchOptions &options) {
   modelgen::GenOptions gen = genOptionsFor(c, options);
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -246,8 +248,7 @@ static std::string genCommand(const Candidate &c, const SearchOptions &options) 
     os << " --config=" << options.config.name;
   os << " --pp=" << gen.pipelineStages << " --mesh=";
   llvm::interleave(
-      gen.mesh, os, [&](const auto &a) { os << a.name << "=" << a.size; },
-      ",");
+      gen.mesh, os, [&](const auto &a) { os << a.name << "=" << a.size; }, ",");
   os << " --batch=" << gen.config.batch
      << " --dtype=" << modelgen::stringifyElementKind(gen.dtype);
   return out;
@@ -291,8 +292,9 @@ llvm::Expected<SearchResult> search::runSearch(MLIRContext &context,
 
   // Phase 2: the fastest structures with every microbatch size, schedule,
   // hook choice and stream assignment.
-  std::stable_sort(structures.begin(), structures.end(),
-                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::stable_sort(
+      structures.begin(), structures.end(),
+      [](const auto &a, const auto &b) { return a.first < b.first; });
   if (int64_t(structures.size()) > options.refine)
     structures.resize(options.refine);
   for (auto &[time, structure] : structures) {

@@ -40,7 +40,8 @@ search::checkStructure(const Candidate &c, const SearchOptions &options) {
   auto fail = [](const Twine &why) { return std::optional(why.str()); };
   if (c.tp > 1) {
     if (options.model == modelgen::ModelKind::MLP)
-      return fail("tp " + Twine(c.tp) + ": the MLP has no tensor-parallel "
+      return fail("tp " + Twine(c.tp) +
+                  ": the MLP has no tensor-parallel "
                   "layers");
     if (config.heads % c.tp)
       return fail("tp " + Twine(c.tp) + " does not divide the " +
@@ -49,8 +50,8 @@ search::checkStructure(const Candidate &c, const SearchOptions &options) {
       return fail("tp " + Twine(c.tp) + " does not divide the FFN width " +
                   Twine(config.ffn));
   }
-  if (c.ep > 1 && (options.model != modelgen::ModelKind::MoE ||
-                   config.experts % c.ep))
+  if (c.ep > 1 &&
+      (options.model != modelgen::ModelKind::MoE || config.experts % c.ep))
     return fail("ep " + Twine(c.ep) + " does not divide the " +
                 Twine(config.experts) + " experts");
   // Tensor parallelism communicates inside every layer: across nodes it
@@ -69,8 +70,8 @@ search::checkStructure(const Candidate &c, const SearchOptions &options) {
   return std::nullopt;
 }
 
-std::optional<std::string>
-search::checkSchedule(const Candidate &c, const SearchOptions &options) {
+std::optional<std::string> search::checkSchedule(const Candidate &c,
+                                                 const SearchOptions &options) {
   if (c.stages > options.config.layers)
     return "schedule " + c.schedule + " needs " + std::to_string(c.stages) +
            " stages, more than the " + std::to_string(options.config.layers) +

@@ -91,8 +91,8 @@ cl::opt<double> timeLimit("time-limit",
                           cl::desc("Seconds; candidates not reached are "
                                    "skipped (default 0: no limit)"),
                           cl::init(0), cl::cat(category));
-cl::opt<int64_t> rows("rows", cl::desc("Table rows (default 20)"),
-                      cl::init(20), cl::cat(category));
+cl::opt<int64_t> rows("rows", cl::desc("Table rows (default 20)"), cl::init(20),
+                      cl::cat(category));
 cl::opt<std::string> outputFilename("o",
                                     cl::desc("The best strategy's JSON "
                                              "directives (default: none)"),
@@ -161,10 +161,10 @@ llvm::Expected<int64_t> parseBytes(StringRef text) {
 llvm::Expected<SearchOptions> getOptions() {
   SearchOptions options;
   if (configName.empty())
-    return flagError("config", "", "give a piper-gen config (e.g. tiny-gpt, "
-                                   "qwen3_1b)");
-  const modelgen::ModelConfig *config =
-      modelgen::lookupNamedConfig(configName);
+    return flagError("config", "",
+                     "give a piper-gen config (e.g. tiny-gpt, "
+                     "qwen3_1b)");
+  const modelgen::ModelConfig *config = modelgen::lookupNamedConfig(configName);
   if (!config) {
     std::string known;
     for (const modelgen::ModelConfig &c : modelgen::getNamedConfigs())
@@ -203,8 +203,7 @@ llvm::Expected<SearchOptions> getOptions() {
     return inter.takeError();
   options.cluster.intra = *intra;
   options.cluster.inter = *inter;
-  const ::piper::sim::DeviceSpec *spec =
-      ::piper::sim::lookupDeviceSpec(device);
+  const ::piper::sim::DeviceSpec *spec = ::piper::sim::lookupDeviceSpec(device);
   if (!spec)
     return flagError("device", device,
                      "unknown device; expected one of " +
@@ -241,8 +240,7 @@ llvm::Expected<SearchOptions> getOptions() {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "Piper automatic strategy search\n");
+  cl::ParseCommandLineOptions(argc, argv, "Piper automatic strategy search\n");
   llvm::Expected<SearchOptions> options = getOptions();
   if (!options)
     return fail(llvm::toString(options.takeError()));
