@@ -9,18 +9,23 @@
 #     and their simulated step times;
 #   - the search's best strategy, its simulated step time and the search's
 #     wall and CPU time;
-#   - the search under a memory budget of 75% of the published 1F1B
+#   - the search under a memory budget of 95% of the published 1F1B
 #     configuration's peak (which therefore exceeds it).
 # Then deepseek_v3 on 1,024 and 16,384 devices (8 per node, InfiniBand
-# across; one sequence per device per step).
+# across; one sequence per device per step), bounded by --time-limit.
 #
 #   bench/search.sh             # everything (several minutes)
 #   bench/search.sh --qwen      # the two qwen3 models only
 #
-# Environment: PIPER_BIN (default build/bin).
+# Environment: PIPER_BIN (default build/bin), BUDGET_FRACTION (default
+# 0.95), DS_TIME_LIMIT (default 240).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${PIPER_BIN:-build/bin}
+BUDGET_FRACTION=${BUDGET_FRACTION:-0.95}
+# deepseek_v3 has hundreds of structures of 61 layers: the search is
+# bounded by --time-limit (seconds of wall time).
+DS_TIME_LIMIT=${DS_TIME_LIMIT:-240}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -54,12 +59,12 @@ for model in qwen3_1b qwen3_9b; do
       printf "%-10s %-18s %12s ms   search %12s ms   %.2fx\n", model, $2, $5, found, $5 / found
     }' "$tmp/published"
 
-  # Budget: 75% of the published 1F1B configuration's planned peak
+  # Budget: BUDGET_FRACTION (default 0.95) x the published 1F1B configuration's planned peak
   # (ZeRO-1, microbatch 1: the memory study's "peak@1").
   paper_mib=$(awk -v model="$model" '$1 == model && $2 == "ZeRO-1" {print $3}' "$tmp/published")
-  budget=$(awk -v p="$paper_mib" 'BEGIN { printf "%d", p * 0.75 * 1048576 }')
+  X
   echo
-  echo "== $model: budget $budget B (75% of the published 1F1B peak, $paper_mib MiB)"
+  echo "== $model: budget $budget B ($BUDGET_FRACTION x the published 1F1B peak, $paper_mib MiB)"
   read -r wall cpu < <(search "$tmp/$model.budget.txt" --config="$model" \
     "${QWEN_CLUSTER[@]}" --rows=5 --memory-budget="$budget")
   tail -n +3 "$tmp/$model.budget.txt"
@@ -75,7 +80,7 @@ for nodes in 128 2048; do
   read -r wall cpu < <(search "$tmp/ds.txt" --config=deepseek_v3 \
     --mesh="${nodes}x8" --intra-link=nvlink:300:3 \
     --inter-link=infiniband:50:5 --global-batch="$devices" \
-    --max-microbatches=32 --rows=5)
+    --max-microbatches=32 --rows=5 --time-limit="$DS_TIME_LIMIT")
   cat "$tmp/ds.txt"
   echo "search time: ${wall} s wall, ${cpu} s CPU"
 done

@@ -72,6 +72,11 @@ static LogicalResult runCaught(PassManager &pm, ModuleOp module,
 
 OwningOpRef<ModuleOp> Evaluator::buildModel(const Candidate &c,
                                             std::string &error) {
+  if (ModuleOp fixed = impl->options.fixedModel) {
+    OwningOpRef<ModuleOp> copy = fixed.clone();
+    setMeshLinks(*copy, c, impl->options.cluster);
+    return copy;
+  }
   llvm::Expected<OwningOpRef<ModuleOp>> model =
       modelgen::buildModel(&impl->context, genOptionsFor(c, impl->options));
   if (!model) {

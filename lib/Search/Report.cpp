@@ -20,8 +20,9 @@ std::string search::renderTable(const SearchResult &result,
   std::string out;
   llvm::raw_string_ostream os(out);
   const Cluster &cluster = options.cluster;
-  os << "search: " << options.config.name << " ("
-     << modelgen::stringifyModelKind(options.model) << ", "
+  os << "search: "
+     << (options.fixedModel ? options.fixedModelName : options.config.name)
+     << " (" << modelgen::stringifyModelKind(options.model) << ", "
      << modelgen::stringifyElementKind(options.dtype) << ") on "
      << cluster.nodes << " x " << cluster.devicesPerNode << " "
      << cluster.device << " (" << cluster.intra.linkClass << " inside, "

@@ -79,6 +79,8 @@ static llvm::Error validate(const SearchOptions &options) {
                    Twine(options.globalBatch));
   if (options.maxMicrobatches < 1)
     return invalid("--max-microbatches must be >= 1");
+  if (options.fixedModel)
+    return llvm::Error::success();
   if (llvm::Error e = modelgen::validateOptions(
           {options.model, options.config, 1, {}, 0, options.dtype}))
     return e;
@@ -124,6 +126,7 @@ public:
         ++result.boundViolations;
     }
     record(e);
+    lastVerdict = e.verdict;
     return e.verdict;
   }
 
@@ -176,6 +179,18 @@ public:
     return out;
   }
 
+  /// Records `c` as rejected for `reason` without building it.
+  void reject(const Candidate &c, Verdict verdict, std::string reason) {
+    if (!seen.insert(c.label()).second)
+      return;
+    ++result.enumerated;
+    Evaluation e;
+    e.candidate = c;
+    e.verdict = verdict;
+    e.reason = std::move(reason);
+    record(e);
+  }
+
   /// Sets `c`'s microbatches for microbatch size `b`; false (and the
   /// rejection recorded) when that makes too many microbatches.
   bool setMicrobatches(Candidate &c, int64_t b) {
@@ -183,16 +198,10 @@ public:
     c.microbatches = options.globalBatch / c.dataReplicas() / b;
     if (c.microbatches <= options.maxMicrobatches)
       return true;
-    if (seen.insert(c.label()).second) {
-      ++result.enumerated;
-      Evaluation e;
-      e.candidate = c;
-      e.verdict = Verdict::Divisibility;
-      e.reason = std::to_string(c.microbatches) +
-                 " microbatches exceed --max-microbatches=" +
-                 std::to_string(options.maxMicrobatches);
-      record(e);
-    }
+    reject(c, Verdict::Divisibility,
+           std::to_string(c.microbatches) +
+               " microbatches exceed --max-microbatches=" +
+               std::to_string(options.maxMicrobatches));
     return false;
   }
 
@@ -205,6 +214,8 @@ public:
   const SearchOptions &options;
   Evaluator evaluator;
   SearchResult result;
+  /// The verdict of the last candidate `consider` scored.
+  Verdict lastVerdict = Verdict::Kept;
 
 private:
   void record(const Evaluation &e) {
@@ -240,6 +251,8 @@ static void setSchedule(Candidate &c, StringRef name) {
 
 static std::string genCommand(const Candidate &c,
                               const SearchOptions &options) {
+  if (options.fixedModel)
+    return options.fixedModelName + " (its mesh with the cluster's links)";
   modelgen::GenOptions gen = genOptionsFor(c, options);
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -254,11 +267,53 @@ static std::string genCommand(const Candidate &c,
   return out;
 }
 
-llvm::Expected<SearchResult> search::runSearch(MLIRContext &context,
-                                               const SearchOptions &options) {
-  if (llvm::Error e = validate(options))
-    return std::move(e);
-  Searcher searcher(context, options);
+/// A model file: its degrees and stages are fixed; every schedule that
+/// runs its stages, with every hook choice and stream assignment.
+static llvm::Error searchFixedModel(Searcher &searcher) {
+  const SearchOptions &options = searcher.options;
+  llvm::Expected<Candidate> fixed = describeFixedModel(options);
+  if (!fixed)
+    return fixed.takeError();
+  int64_t rows = fixed->microbatchSize * fixed->dataReplicas();
+  if (options.globalBatch % rows)
+    return invalid(
+        options.fixedModelName + ": the global batch " +
+        Twine(options.globalBatch) +
+        " is not a multiple of the model's batch x dp x ep = " + Twine(rows));
+  for (const std::string &schedule : options.schedules) {
+    Candidate c = *fixed;
+    setSchedule(c, schedule);
+    if (c.pp > 1 && schedule == "interleaved-1f1b") {
+      c.chunks = fixed->stages / c.pp;
+      c.stages = fixed->stages;
+    }
+    if ((c.pp == 1 && schedule != options.schedules.front()) ||
+        !searcher.setMicrobatches(c, fixed->microbatchSize))
+      continue;
+    if (c.stages != fixed->stages ||
+        (schedule == "interleaved-1f1b" && c.chunks < 2)) {
+      searcher.reject(c, Verdict::Schedule,
+                      "the model has " + std::to_string(fixed->stages) +
+                          " pipeline chunks; " + schedule + " needs " +
+                          std::to_string(c.stages));
+      continue;
+    }
+    for (auto &choices : searcher.hookCombinations(c, /*firstOnly=*/false))
+      for (bool shared : {false, true}) {
+        if (shared && c.dataReplicas() == 1)
+          continue;
+        c.hookChoices = choices;
+        c.sharedCommStream = shared;
+        searcher.considerZeroStages(c);
+      }
+  }
+  searcher.result.structuresScored = 1;
+  return llvm::Error::success();
+}
+/// A generated model: phase 1 over every structure, phase 2 over the
+/// fastest.
+static void searchStructures(Searcher &searcher) {
+  const SearchOptions &options = searcher.options;
   StringRef phaseOne = llvm::is_contained(options.schedules, "1f1b")
                            ? StringRef("1f1b")
                            : StringRef(options.schedules.front());
@@ -266,7 +321,6 @@ llvm::Expected<SearchResult> search::runSearch(MLIRContext &context,
   // Phase 1: every structure, one schedule, the smallest microbatch size
   // (the most microbatches) at which some ZeRO stage fits.
   std::vector<std::pair<double, Candidate>> structures;
-  int64_t scored = 0;
   for (Candidate c : enumerateStructures(options)) {
     setSchedule(c, phaseOne);
     if (checkStructure(c, options)) {
@@ -286,9 +340,15 @@ llvm::Expected<SearchResult> search::runSearch(MLIRContext &context,
         structures.push_back({kept->stepTime, c});
         break;
       }
+      // A larger microbatch keeps more activations in flight (m >= p:
+      // p x b under 1F1B) and the same weights: if even the highest ZeRO
+      // stage does not fit at this size, no larger size will.
+      if (searcher.lastVerdict == Verdict::Memory ||
+          searcher.lastVerdict == Verdict::StaticMemory)
+        break;
     }
   }
-  scored = int64_t(structures.size());
+  searcher.result.structuresScored = int64_t(structures.size());
 
   // Phase 2: the fastest structures with every microbatch size, schedule,
   // hook choice and stream assignment.
@@ -315,7 +375,12 @@ llvm::Expected<SearchResult> search::runSearch(MLIRContext &context,
           }
       }
   }
+}
 
+/// Ranks the kept candidates and builds the best one's directives and
+/// model.
+static SearchResult finish(Searcher &searcher) {
+  const SearchOptions &options = searcher.options;
   SearchResult result = std::move(searcher.result);
   std::stable_sort(result.kept.begin(), result.kept.end(),
                    [](const Evaluation &a, const Evaluation &b) {
@@ -331,7 +396,20 @@ llvm::Expected<SearchResult> search::runSearch(MLIRContext &context,
     result.bestModel = searcher.evaluator.buildModel(best, error);
     result.bestGenCommand = genCommand(best, options);
   }
-  result.structuresScored = scored;
   result.seconds = searcher.elapsed();
   return result;
+}
+
+llvm::Expected<SearchResult> search::runSearch(MLIRContext &context,
+                                               const SearchOptions &options) {
+  if (llvm::Error e = validate(options))
+    return std::move(e);
+  Searcher searcher(context, options);
+  if (options.fixedModel) {
+    if (llvm::Error e = searchFixedModel(searcher))
+      return std::move(e);
+  } else {
+    searchStructures(searcher);
+  }
+  return finish(searcher);
 }

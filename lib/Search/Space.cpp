@@ -16,11 +16,16 @@
 
 #include "Space.h"
 
+#include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Schedule/Builders.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include "llvm/Support/GlobPattern.h"
 
 #include <map>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::piper;
@@ -38,6 +43,8 @@ std::optional<std::string>
 search::checkStructure(const Candidate &c, const SearchOptions &options) {
   const modelgen::ModelConfig &config = options.config;
   auto fail = [](const Twine &why) { return std::optional(why.str()); };
+  if (options.fixedModel)
+    return std::nullopt;
   if (c.tp > 1) {
     if (options.model == modelgen::ModelKind::MLP)
       return fail("tp " + Twine(c.tp) +
@@ -72,7 +79,7 @@ search::checkStructure(const Candidate &c, const SearchOptions &options) {
 
 std::optional<std::string> search::checkSchedule(const Candidate &c,
                                                  const SearchOptions &options) {
-  if (c.stages > options.config.layers)
+  if (!options.fixedModel && c.stages > options.config.layers)
     return "schedule " + c.schedule + " needs " + std::to_string(c.stages) +
            " stages, more than the " + std::to_string(options.config.layers) +
            " layers";
@@ -101,6 +108,9 @@ static int64_t elementBytes(modelgen::ElementKind kind) {
 
 int64_t search::staticMemoryBound(const Candidate &c,
                                   const SearchOptions &options) {
+  // A file's parameters are not a config's: the memory plan alone decides.
+  if (options.fixedModel)
+    return 0;
   // Which weights `shard tensor` splits (Directives.cpp's patterns).
   SmallVector<llvm::GlobPattern> tensorParallel;
   for (StringRef glob : {"layers.*.attn.w[qkv]", "layers.*.attn.wo",
@@ -186,4 +196,68 @@ SmallVector<int64_t> search::microbatchSizes(const Candidate &c,
   if (options.globalBatch % c.dataReplicas())
     return {};
   return divisorsOf(options.globalBatch / c.dataReplicas());
+}
+
+llvm::Expected<Candidate>
+search::describeFixedModel(const SearchOptions &options) {
+  auto error = [&](const Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   options.fixedModelName + ": " + why);
+  };
+  ModuleOp module = options.fixedModel;
+  Candidate c;
+  MeshOp mesh;
+  module.walk([&](MeshOp op) {
+    mesh = op;
+    return WalkResult::interrupt();
+  });
+  if (!mesh)
+    return error("the model has no piper.mesh");
+  int64_t devices = 1;
+  for (MeshAxisAttr axis : mesh.getAxisList()) {
+    StringRef name = axis.getName().getValue();
+    int64_t *degree = llvm::StringSwitch<int64_t *>(name)
+                          .Case("tp", &c.tp)
+                          .Case("ep", &c.ep)
+                          .Case("pp", &c.pp)
+                          .Case("dp", &c.dp)
+                          .Default(nullptr);
+    if (!degree)
+      return error("mesh axis '" + name +
+                   "' is not one the search places (tp, ep, pp, dp)");
+    *degree = axis.getSize();
+    devices *= axis.getSize();
+  }
+  // The file's axis order: the pipeline outermost is `pp-out`.
+  SmallVector<MeshAxisAttr> axes = mesh.getAxisList();
+  if (axes.size() > 1 && axes.front().getName().getValue() == "pp")
+    c.order = AxisOrder::PipelineOutside;
+  if (devices != options.cluster.numDevices())
+    return error("the model's mesh has " + Twine(devices) +
+                 " devices, but --mesh gives " +
+                 Twine(options.cluster.numDevices()));
+  std::set<int64_t> stages;
+  module.walk([&](AnnotateOp op) {
+    if (auto pp = dyn_cast_or_null<IntegerAttr>(op.getTags().get("PP")))
+      stages.insert(pp.getInt());
+  });
+  c.stages = std::max<int64_t>(1, int64_t(stages.size()));
+  if (c.stages % c.pp)
+    return error("the model has " + Twine(c.stages) +
+                 " pipeline chunks, not a multiple of pp = " + Twine(c.pp));
+  // The microbatch size: rows of the first data input (neither a
+  // parameter nor optimizer state) of the step function.
+  c.microbatchSize = 0;
+  module.walk([&](func::FuncOp f) {
+    if (!f.isPublic() || c.microbatchSize)
+      return;
+    for (BlockArgument arg : f.getArguments())
+      if (!f.getArgAttr(arg.getArgNumber(), "piper.param"))
+        if (auto shaped = dyn_cast<RankedTensorType>(arg.getType()))
+          if (shaped.getRank() >= 1 && !c.microbatchSize)
+            c.microbatchSize = shaped.getDimSize(0);
+  });
+  if (c.microbatchSize < 1)
+    return error("the model has no data input with a batch dimension");
+  return c;
 }

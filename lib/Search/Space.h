@@ -30,6 +30,11 @@ std::vector<Candidate> enumerateStructures(const SearchOptions &options);
 SmallVector<int64_t> microbatchSizes(const Candidate &c,
                                      const SearchOptions &options);
 
+/// The structure of `options.fixedModel`: degrees from its mesh axes (tp,
+/// ep, pp, dp; sizes of axes with other names are an error), stages from
+/// its PP chunks, microbatch size from the rows of its first data input.
+llvm::Expected<Candidate> describeFixedModel(const SearchOptions &options);
+
 /// Why `c`'s degrees cannot work for the model and batch, or nullopt.
 std::optional<std::string> checkStructure(const Candidate &c,
                                           const SearchOptions &options);

@@ -22,6 +22,7 @@
 #include "piper/Search/Search.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 
 #include "piper/Schedule/Builders.h"
@@ -42,6 +43,11 @@ namespace cl = llvm::cl;
 namespace {
 
 cl::OptionCategory category("piper-search options");
+cl::opt<std::string> inputFilename(cl::Positional,
+                                   cl::desc("[model.mlir] (instead of "
+                                            "--config: its mesh and stages "
+                                            "are kept)"),
+                                   cl::init(""), cl::cat(category));
 cl::opt<std::string> configName("config",
                                 cl::desc("piper-gen config (--list-configs "
                                          "of piper-gen)"),
@@ -160,10 +166,17 @@ llvm::Expected<int64_t> parseBytes(StringRef text) {
 
 llvm::Expected<SearchOptions> getOptions() {
   SearchOptions options;
+  if (!inputFilename.empty()) {
+    if (!configName.empty())
+      return flagError("config", configName,
+                       "give a config or a model file, not both");
+    // The file's family only matters for tensor-parallel weight names.
+    configName = "tiny-gpt";
+  }
   if (configName.empty())
     return flagError("config", "",
-                     "give a piper-gen config (e.g. tiny-gpt, "
-                     "qwen3_1b)");
+                     "give a piper-gen config (e.g. tiny-gpt, qwen3_1b) or a "
+                     "model file");
   const modelgen::ModelConfig *config = modelgen::lookupNamedConfig(configName);
   if (!config) {
     std::string known;
@@ -250,6 +263,17 @@ int main(int argc, char **argv) {
   // One thread: the search is sequential and the machine shared.
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> model;
+  if (!inputFilename.empty()) {
+    // Parse errors are printed, located, by MLIR's handler.
+    model = parseSourceFile<ModuleOp>(inputFilename, &context);
+    if (!model)
+      return 1;
+    options->fixedModel = *model;
+    options->fixedModelName = inputFilename;
+    if (!globalBatch)
+      return fail("--global-batch: give the global batch of a model file");
+  }
   llvm::Expected<SearchResult> result = runSearch(context, *options);
   if (!result)
     return fail(llvm::toString(result.takeError()));

@@ -101,6 +101,11 @@ struct DirectiveHook {
 };
 
 struct SearchOptions {
+  /// A model read from a file instead of a config (not owned): its mesh
+  /// fixes the degrees and its PP chunks the stages, so only schedules,
+  /// microbatch counts, ZeRO stages, streams and hooks are searched.
+  ModuleOp fixedModel;
+  std::string fixedModelName;
   /// The model: a named config of piper-gen, its family and sizes.
   modelgen::ModelKind model = modelgen::ModelKind::GPT;
   modelgen::ModelConfig config;
