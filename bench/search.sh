@@ -62,7 +62,8 @@ for model in qwen3_1b qwen3_9b; do
   # Budget: BUDGET_FRACTION (default 0.95) x the published 1F1B configuration's planned peak
   # (ZeRO-1, microbatch 1: the memory study's "peak@1").
   paper_mib=$(awk -v model="$model" '$1 == model && $2 == "ZeRO-1" {print $3}' "$tmp/published")
-  X
+  budget=$(awk -v p="$paper_mib" -v frac="$BUDGET_FRACTION" \
+    'BEGIN { printf "%d", p * frac * 1048576 }')
   echo
   echo "== $model: budget $budget B ($BUDGET_FRACTION x the published 1F1B peak, $paper_mib MiB)"
   read -r wall cpu < <(search "$tmp/$model.budget.txt" --config="$model" \
