@@ -64,7 +64,7 @@ for model in qwen3_1b qwen3_9b; do
   # (ZeRO-1, microbatch 1: the memory study's "peak@1").
   paper_mib=$(awk -v model="$model" '$1 == model && $2 == "ZeRO-1" {print $3}' "$tmp/published")
   budget=$(awk -v p="$paper_mib" -v frac="$BUDGET_FRACTION" \
-    'BEGIN { printf "%d", p * frac * 1048576 }')
+    'BEGIN { printf "%.0f", p * frac * 1048576 }')
   echo
   echo "== $model: budget $budget B ($BUDGET_FRACTION x the published 1F1B peak, $paper_mib MiB)"
   read -r wall cpu < <(search "$tmp/$model.budget.txt" --config="$model" \
