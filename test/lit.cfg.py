@@ -47,6 +47,7 @@ tools += [
         "piper-interp",
         "piper-run",
         "piper-run-cuda",
+        "piper-search",
     ]
     if os.path.exists(os.path.join(config.piper_tools_dir, tool))
 ]

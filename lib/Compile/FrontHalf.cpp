@@ -24,15 +24,29 @@ using namespace mlir::piper;
 void mlir::piper::buildFrontHalfPipeline(OpPassManager &pm,
                                          const PiperOptimizerOptions &optimizer,
                                          StringRef strategyPath) {
+  buildTrainingDAGPipeline(pm, optimizer);
+  buildStrategyPipeline(pm, strategyPath);
+}
+
+void mlir::piper::buildTrainingDAGPipeline(
+    OpPassManager &pm, const PiperOptimizerOptions &optimizer) {
   pm.addPass(createPiperAutodiff());
   pm.addPass(createPiperOptimizer(optimizer));
   pm.addPass(createPiperBuildDAG());
+}
+
+void mlir::piper::buildStrategyPipeline(OpPassManager &pm,
+                                        StringRef strategyPath) {
   if (!strategyPath.empty()) {
     transform::PreloadLibraryPassOptions preload;
     preload.transformLibraryPaths.push_back(strategyPath.str());
     pm.addPass(transform::createPreloadLibraryPass(std::move(preload)));
     pm.addPass(transform::createInterpreterPass());
   }
+  buildProgramsPipeline(pm);
+}
+
+void mlir::piper::buildProgramsPipeline(OpPassManager &pm) {
   pm.addPass(createPiperPartition());
   pm.addPass(createPiperVerifyPrograms());
 }

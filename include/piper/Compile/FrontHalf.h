@@ -33,6 +33,19 @@ void buildFrontHalfPipeline(OpPassManager &pm,
                             const PiperOptimizerOptions &optimizer,
                             StringRef strategyPath);
 
+/// The first part of the front half: the training step's global DAG
+/// (autodiff, `optimizer`, build-dag). The strategy search builds it once
+/// per model and applies many strategies to copies (lib/Search).
+void buildTrainingDAGPipeline(OpPassManager &pm,
+                              const PiperOptimizerOptions &optimizer);
+
+/// The rest: the transform script at `strategyPath` (none: serial), then
+/// partition and verification.
+void buildStrategyPipeline(OpPassManager &pm, StringRef strategyPath);
+
+/// The last part: partition and verification of a scheduled DAG.
+void buildProgramsPipeline(OpPassManager &pm);
+
 /// Runs the front half on `module` (a model: one public function with
 /// parameters), each pass timed under `timing`; errors are diagnostics.
 LogicalResult runFrontHalf(ModuleOp module,

@@ -1,0 +1,196 @@
+//===- Evaluate.cpp - One candidate through the front half and simulator --===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// In-process scoring: the generated model's training DAG (cached per model
+// key), a copy of it through the candidate's directives, partition and
+// verification (lib/Compile/FrontHalf), the memory plan (rejects before
+// simulating), then the simulator. Diagnostics are caught and become the
+// candidate's reason; nothing is printed per candidate.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Space.h"
+
+#include "piper/Compile/FrontHalf.h"
+#include "piper/Dialect/Piper/Transforms/MemoryPlan.h"
+#include "piper/Directives/JSONDirectives.h"
+#include "piper/Simulator/Simulate.h"
+
+#include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::piper;
+using namespace mlir::piper::search;
+
+struct Evaluator::Impl {
+  MLIRContext &context;
+  const SearchOptions &options;
+  /// Training DAGs of the current structure, by model key.
+  std::map<std::string, OwningOpRef<ModuleOp>> prefixes;
+  std::string structureKey;
+
+  Impl(MLIRContext &context, const SearchOptions &options)
+      : context(context), options(options) {}
+};
+
+Evaluator::Evaluator(MLIRContext &context, const SearchOptions &options)
+    : impl(std::make_unique<Impl>(context, options)) {}
+
+Evaluator::~Evaluator() = default;
+
+/// The model's key: what genOptionsFor and setMeshLinks read.
+static std::string modelKey(const Candidate &c) {
+  return std::to_string(c.tp) + "/" + std::to_string(c.ep) + "/" +
+         std::to_string(c.pp) + "/" + std::to_string(c.dp) + "/" +
+         std::to_string(int(c.order)) + "/" + std::to_string(c.stages) + "/" +
+         std::to_string(c.microbatchSize);
+}
+
+/// Runs `pm` on `module`, the first error (if any) into `error`.
+static LogicalResult runCaught(PassManager &pm, ModuleOp module,
+                               std::string &error) {
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
+      error = d.str();
+    return success();
+  });
+  LogicalResult result = pm.run(module);
+  if (failed(result) && error.empty())
+    error = "the pass pipeline failed";
+  return result;
+}
+
+OwningOpRef<ModuleOp> Evaluator::buildModel(const Candidate &c,
+                                            std::string &error) {
+  if (ModuleOp fixed = impl->options.fixedModel) {
+    OwningOpRef<ModuleOp> copy = fixed.clone();
+    setMeshLinks(*copy, c, impl->options.cluster);
+    return copy;
+  }
+  llvm::Expected<OwningOpRef<ModuleOp>> model =
+      modelgen::buildModel(&impl->context, genOptionsFor(c, impl->options));
+  if (!model) {
+    error = llvm::toString(model.takeError());
+    return {};
+  }
+  setMeshLinks(**model, c, impl->options.cluster);
+  return std::move(*model);
+}
+
+void Evaluator::evaluate(Evaluation &e) {
+  const Candidate &c = e.candidate;
+  auto reject = [&](Verdict v, std::string why) {
+    e.verdict = v;
+    e.reason = std::move(why);
+  };
+  // Models of one structure share the cache; a new structure drops it, so
+  // at most a structure's few models are held at once.
+  std::string structure = modelKey(c);
+  structure = structure.substr(0, structure.rfind('/'));
+  if (structure != impl->structureKey) {
+    impl->prefixes.clear();
+    impl->structureKey = structure;
+  }
+  OwningOpRef<ModuleOp> &prefix = impl->prefixes[modelKey(c)];
+  if (!prefix) {
+    std::string error;
+    OwningOpRef<ModuleOp> model = buildModel(c, error);
+    if (!model)
+      return reject(Verdict::Invalid, error);
+    PassManager pm(&impl->context);
+    buildTrainingDAGPipeline(pm, PiperOptimizerOptions());
+    if (failed(runCaught(pm, *model, error)))
+      return reject(Verdict::Invalid, error);
+    ++prefixBuilds;
+    prefix = std::move(model);
+  }
+
+  // The directives, as piper-compile translates them, applied in-process
+  // by the transform interpreter (the preload pass would keep every
+  // candidate's script in the context).
+  std::string json = renderDirectives(buildDirectives(c, impl->options));
+  llvm::Expected<std::string> script =
+      translateJSONDirectives(json, "search.json");
+  if (!script)
+    return reject(Verdict::Invalid, llvm::toString(script.takeError()));
+  OwningOpRef<ModuleOp> module = prefix->clone();
+  std::string error;
+  {
+    ScopedDiagnosticHandler handler(&impl->context, [&](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
+        error = d.str();
+      return success();
+    });
+    OwningOpRef<ModuleOp> transforms =
+        parseSourceString<ModuleOp>(*script, ParserConfig(&impl->context));
+    transform::TransformOpInterface entry =
+        transforms
+            ? transform::detail::findTransformEntryPoint(*module, *transforms)
+            : nullptr;
+    ++built;
+    if (!entry ||
+        failed(transform::applyTransformNamedSequence(
+            *module, entry, *transforms, transform::TransformOptions())))
+      return reject(Verdict::Invalid,
+                    error.empty() ? "the directives failed" : error);
+  }
+  PassManager pm(&impl->context);
+  buildProgramsPipeline(pm);
+  if (failed(runCaught(pm, *module, error)))
+    return reject(Verdict::Invalid, error);
+
+  // The memory plan first: what does not fit is never simulated.
+  DAGOp dag;
+  module->walk([&](DAGOp op) {
+    dag = op;
+    return WalkResult::interrupt();
+  });
+  {
+    ScopedDiagnosticHandler handler(&impl->context, [&](Diagnostic &d) {
+      if (error.empty())
+        error = d.str();
+      return success();
+    });
+    FailureOr<std::vector<DeviceMemoryPlan>> plans =
+        dag ? planMemory(dag, [&]() { return dag.emitError(); })
+            : FailureOr<std::vector<DeviceMemoryPlan>>(failure());
+    if (failed(plans))
+      return reject(Verdict::Invalid,
+                    "memory plan: " + (error.empty() ? "no DAG" : error));
+    for (const DeviceMemoryPlan &plan : *plans)
+      e.peakBytes = std::max(e.peakBytes, plan.peakBytes());
+  }
+  if (e.peakBytes > impl->options.memoryBudget)
+    return reject(Verdict::Memory,
+                  "peak " + std::to_string(e.peakBytes) + " B > budget " +
+                      std::to_string(impl->options.memoryBudget) + " B");
+
+  SimulateOptions simulate;
+  simulate.device = impl->options.cluster.device;
+  FailureOr<SimulationReport> report;
+  {
+    ScopedDiagnosticHandler handler(&impl->context, [&](Diagnostic &d) {
+      if (error.empty())
+        error = d.str();
+      return success();
+    });
+    report = simulatePrograms(
+        *module, simulate, [&]() { return mlir::emitError(module->getLoc()); });
+  }
+  ++simulated;
+  if (failed(report))
+    return reject(Verdict::Invalid, "simulator: " + error);
+  e.verdict = Verdict::Kept;
+  e.stepTime = report->stepTime;
+  e.bubble = report->bubbleFraction;
+}
