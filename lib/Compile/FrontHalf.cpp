@@ -8,6 +8,7 @@
 
 #include "piper/Compile/FrontHalf.h"
 
+#include "piper/Compile/ModelDirectives.h"
 #include "piper/Directives/JSONDirectives.h"
 
 #include "mlir/Dialect/Transform/Transforms/Passes.h"
@@ -24,6 +25,8 @@ using namespace mlir::piper;
 void mlir::piper::buildFrontHalfPipeline(OpPassManager &pm,
                                          const PiperOptimizerOptions &optimizer,
                                          StringRef strategyPath) {
+  if (!strategyPath.empty())
+    pm.addPass(createModelDirectivesPass(strategyPath.str()));
   pm.addPass(createPiperAutodiff());
   pm.addPass(createPiperOptimizer(optimizer));
   pm.addPass(createPiperBuildDAG());
