@@ -340,11 +340,23 @@ FailureOr<StageBalance> Balancer::run() {
     if (units.crossing[b] == 1)
       starts.push_back(b);
   int64_t k = starts.size(), stages = options.numStages;
-  if (k < stages)
+  auto segEnd = [&](int64_t s) {
+    return s + 1 < k ? starts[s + 1] : int64_t(units.ops.size());
+  };
+  // With several stages, the first must hold more than the embedding: a
+  // stage whose backward produces no input gradient (the embedding's ids
+  // have none) has no BI task for the schedules to place.
+  int64_t firstEnd = 1;
+  while (stages > 1 && firstEnd <= k &&
+         !llvm::any_of(llvm::seq<int64_t>(0, segEnd(firstEnd - 1)),
+                       [&](int64_t u) { return units.readsActivation[u]; }))
+    ++firstEnd;
+  int64_t places = k - (firstEnd - 1);
+  if (places < stages)
     return emitError() << "cannot split '@" << step.getSymName() << "' into "
-                       << stages << " stages: it has " << k
-                       << " places a stage can start (before the embedding, "
-                          "each layer, each layer's MLP and the head)",
+                       << stages << " stages: it has " << places
+                       << " places a stage can start (op boundaries that "
+                          "exactly one activation crosses)",
            failure();
 
   int64_t m = options.microbatches > 0 ? options.microbatches : stages;
@@ -375,9 +387,6 @@ FailureOr<StageBalance> Balancer::run() {
   }
 
   // Cost and memory of every segment range [a, b).
-  auto segEnd = [&](int64_t s) {
-    return s + 1 < k ? starts[s + 1] : int64_t(units.ops.size());
-  };
   std::vector<std::vector<double>> cost(k, std::vector<double>(k + 1, 0)),
       fixedMem = cost, actMem = cost;
   for (int64_t a = 0; a < k; ++a) {
@@ -410,15 +419,6 @@ FailureOr<StageBalance> Balancer::run() {
       actMem[a][b] = activations;
     }
   }
-
-  // The first stage must hold more than the embedding: a stage whose
-  // backward produces no input gradient (the embedding's ids have none)
-  // has no BI task for the schedules to place.
-  int64_t firstEnd = 1;
-  while (firstEnd <= k &&
-         !llvm::any_of(llvm::seq<int64_t>(0, segEnd(firstEnd - 1)),
-                       [&](int64_t u) { return units.readsActivation[u]; }))
-    ++firstEnd;
 
   // best[s][j]: segments [0, j) in s stages.
   std::vector<std::vector<Split>> best(stages + 1,
