@@ -49,7 +49,8 @@ double tensorBytes(Type type) {
 }
 
 sim::Precision precisionOf(Operation *op) {
-  for (Type t : llvm::concat<Type>(op->getResultTypes(), op->getOperandTypes())) {
+  for (Type t :
+       llvm::concat<Type>(op->getResultTypes(), op->getOperandTypes())) {
     Type element = getElementTypeOrSelf(t);
     if (element.isF64())
       return sim::Precision::F64;
@@ -122,8 +123,9 @@ Value Balancer::canonical(Value value) const {
     Operation *owner = result.getOwner();
     if (!isPPChunk(owner) || owner->getParentOp() != step)
       break;
-    value = cast<AnnotateOp>(owner).getBody().front().getTerminator()->getOperand(
-        result.getResultNumber());
+    value =
+        cast<AnnotateOp>(owner).getBody().front().getTerminator()->getOperand(
+            result.getResultNumber());
   }
   return value;
 }
@@ -156,8 +158,7 @@ LogicalResult Balancer::collectUnits() {
   });
   if (nested.wasInterrupted())
     return emitError() << "balance expects the PP chunks of '@"
-                       << step.getSymName()
-                       << "' at the top level of its body";
+                       << step.getSymName() << "' at the top level of its body";
   if (units.ops.empty())
     return emitError() << "'@" << step.getSymName()
                        << "' has no ops to assign to stages";
@@ -208,8 +209,7 @@ LogicalResult Balancer::setUpCosts() {
   device = sim::lookupDeviceSpec(options.device);
   if (!device)
     return emitError() << "unknown device '" << options.device
-                       << "'; expected one of "
-                       << sim::listDeviceSpecNames();
+                       << "'; expected one of " << sim::listDeviceSpecNames();
   if (auto module = step->getParentOfType<ModuleOp>()) {
     auto meshes = module.getOps<MeshOp>();
     if (!meshes.empty())
@@ -221,10 +221,10 @@ LogicalResult Balancer::setUpCosts() {
     return failure();
   gradLinks = *grad;
   expertLinks = *expert;
-  MeshAxisAttr pipelineAxis = mesh ? mesh.getAxis(options.pipelineAxis)
-                                   : MeshAxisAttr();
-  pipelineLink = pipelineAxis ? linkOf(pipelineAxis)
-                              : sim::getDefaultLink("", *device);
+  MeshAxisAttr pipelineAxis =
+      mesh ? mesh.getAxis(options.pipelineAxis) : MeshAxisAttr();
+  pipelineLink =
+      pipelineAxis ? linkOf(pipelineAxis) : sim::getDefaultLink("", *device);
   return success();
 }
 
@@ -253,14 +253,14 @@ void Balancer::costUnits() {
       // Tokens cross the expert axes twice per microbatch: forward and
       // the transposed exchange of the backward.
       if (isa<DispatchOp>(op) && !expertLinks.empty())
-        allToAll += 2 * sim::collectiveTime("all_to_all",
-                                            tensorBytes(op->getResultTypes()[0]),
-                                            expertLinks)
+        allToAll += 2 * sim::collectiveTime(
+                            "all_to_all", tensorBytes(op->getResultTypes()[0]),
+                            expertLinks)
                             .total();
       if (isa<CombineOp>(op) && !expertLinks.empty())
         allToAll += 2 * sim::collectiveTime(
-                            "all_to_all",
-                            tensorBytes(op->getOperandTypes()[0]), expertLinks)
+                            "all_to_all", tensorBytes(op->getOperandTypes()[0]),
+                            expertLinks)
                             .total();
       OpCount count = countOp(op);
       if (count.kernels == 0)
@@ -286,7 +286,8 @@ void Balancer::measureCrossings() {
     units.ops[i]->walk([&](Operation *op) {
       for (Value operand : op->getOperands()) {
         Value value = canonical(operand);
-        int64_t def = value.getDefiningOp() ? unitOf(value.getDefiningOp()) : -1;
+        int64_t def =
+            value.getDefiningOp() ? unitOf(value.getDefiningOp()) : -1;
         if (def >= 0 && def != i)
           lastUse[value] = std::max<int64_t>(lastUse.lookup(value), i);
       }
@@ -408,11 +409,13 @@ FailureOr<StageBalance> Balancer::run() {
       double transfers = 0;
       if (roofline) {
         if (a > 0)
-          transfers += 2 * sim::sendTime(units.crossingBytes[starts[a]],
-                                         pipelineLink).total();
+          transfers +=
+              2 * sim::sendTime(units.crossingBytes[starts[a]], pipelineLink)
+                      .total();
         if (b < k)
-          transfers += 2 * sim::sendTime(units.crossingBytes[starts[b]],
-                                         pipelineLink).total();
+          transfers +=
+              2 * sim::sendTime(units.crossingBytes[starts[b]], pipelineLink)
+                      .total();
       }
       cost[a][b] = m * (perMicrobatch + transfers) + comm;
       fixedMem[a][b] = bytes;
@@ -421,8 +424,7 @@ FailureOr<StageBalance> Balancer::run() {
   }
 
   // best[s][j]: segments [0, j) in s stages.
-  std::vector<std::vector<Split>> best(stages + 1,
-                                       std::vector<Split>(k + 1));
+  std::vector<std::vector<Split>> best(stages + 1, std::vector<Split>(k + 1));
   best[0][0] = {0, 0, -1};
   for (int64_t s = 1; s <= stages; ++s) {
     int64_t inFlight = std::min<int64_t>(m, stages - (s - 1));
@@ -496,8 +498,7 @@ func::FuncOp mlir::piper::findStepFunction(ModuleOp model) {
       if (f.getArgAttr(a, "piper.param"))
         return f;
   for (func::FuncOp f : funcs)
-    if (!f.isExternal() &&
-        llvm::any_of(f.getBody().front(), [](Operation &op) {
+    if (!f.isExternal() && llvm::any_of(f.getBody().front(), [](Operation &op) {
           return isPPChunk(&op);
         }))
       return f;
@@ -571,8 +572,8 @@ void mlir::piper::applyStageBalance(func::FuncOp step,
         StringAttr::get(ctx, "stage." + std::to_string(s)), step.getLoc());
     auto tags = DictionaryAttr::get(
         ctx, {builder.getNamedAttr("PP", builder.getI64IntegerAttr(s))});
-    auto chunk = AnnotateOp::create(builder, loc, ValueRange(escaping).getTypes(),
-                                    tags, PassKindAttr());
+    auto chunk = AnnotateOp::create(
+        builder, loc, ValueRange(escaping).getTypes(), tags, PassKindAttr());
     Block *inner = builder.createBlock(&chunk.getBody());
     for (Operation *op : ops)
       op->moveBefore(inner, inner->end());
@@ -590,8 +591,8 @@ void mlir::piper::applyStageBalance(func::FuncOp step,
           Operation *&copy = copies[def];
           if (!copy)
             copy = builder.clone(*def);
-          operand.set(copy->getResult(
-              cast<OpResult>(operand.get()).getResultNumber()));
+          operand.set(
+              copy->getResult(cast<OpResult>(operand.get()).getResultNumber()));
         }
       });
     builder.setInsertionPointToEnd(inner);

@@ -50,8 +50,7 @@ struct ModelDirectivesPass
     if (!entry)
       return;
     if (failed(transform::applyTransformNamedSequence(
-            getOperation(), entry, *script,
-            transform::TransformOptions())))
+            getOperation(), entry, *script, transform::TransformOptions())))
       signalPassFailure();
   }
 

@@ -66,8 +66,8 @@ BalanceOp::apply(transform::TransformRewriter &rewriter,
     steps.push_back(step);
   }
   for (func::FuncOp step : steps) {
-    FailureOr<StageBalance> balance = balanceStages(
-        step, options, [&] { return emitOpError(); });
+    FailureOr<StageBalance> balance =
+        balanceStages(step, options, [&] { return emitOpError(); });
     if (failed(balance))
       return DiagnosedSilenceableFailure::definiteFailure();
     if (getReport()) {
@@ -77,8 +77,8 @@ BalanceOp::apply(transform::TransformRewriter &rewriter,
       for (size_t s = 0; s < balance->cost.size(); ++s)
         remark << " [" << s << "] from " << balance->firstUnitName[s]
                << " cost " << llvm::formatv("{0:e3}", balance->cost[s]).str()
-               << " bytes "
-               << llvm::formatv("{0:e3}", balance->memory[s]).str() << ";";
+               << " bytes " << llvm::formatv("{0:e3}", balance->memory[s]).str()
+               << ";";
     }
     applyStageBalance(step, *balance);
   }

@@ -1,4 +1,5 @@
-//===- ModelDirectives.h - Directives applied to the model -------*- C++ -*-===//
+//===- ModelDirectives.h - Directives applied to the model -------*- C++
+//-*-===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -29,7 +30,8 @@ inline constexpr llvm::StringLiteral kModelSequenceName = "__transform_model";
 /// A pass (`piper-model-directives{strategy=PATH}`) that parses the
 /// transform script at `strategyPath` and applies its `@__transform_model`
 /// sequence, if any, to the module; without one it changes nothing.
-std::unique_ptr<Pass> createModelDirectivesPass(const std::string &strategyPath);
+std::unique_ptr<Pass>
+createModelDirectivesPass(const std::string &strategyPath);
 
 } // namespace mlir::piper
 
