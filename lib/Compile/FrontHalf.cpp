@@ -8,6 +8,7 @@
 
 #include "piper/Compile/FrontHalf.h"
 
+#include "piper/Compile/ModelDirectives.h"
 #include "piper/Directives/JSONDirectives.h"
 
 #include "mlir/Dialect/Transform/Transforms/Passes.h"
@@ -24,6 +25,10 @@ using namespace mlir::piper;
 void mlir::piper::buildFrontHalfPipeline(OpPassManager &pm,
                                          const PiperOptimizerOptions &optimizer,
                                          StringRef strategyPath) {
+  // Model directives (transform.piper.balance) rewrite the model itself,
+  // before autodiff; the rest of the strategy acts on the DAG.
+  if (!strategyPath.empty())
+    pm.addPass(createModelDirectivesPass(strategyPath.str()));
   buildTrainingDAGPipeline(pm, optimizer);
   buildStrategyPipeline(pm, strategyPath);
 }

@@ -24,7 +24,13 @@
 //                     "column": ["*.wq"], "row": ["*.wo"],
 //                     "sequence_parallel": false}},
 //      {"order":     [{"PP": 0, "MB": 0}, [{"PASS": "F"}, {"PASS": "B"}]]},
-//      {"schedule":  {"name": "1f1b", "axis": "pp"}}]}
+//      {"schedule":  {"name": "1f1b", "axis": "pp"}},
+//      {"balance":   {"stages": 8, "cost": "roofline", "device": "a100",
+//                     "microbatches": 16, "grad_axes": ["dp"],
+//                     "expert_axes": ["ep"], "memory_limit": 8e10}}]}
+//
+// `balance` re-cuts the model's stages before autodiff, so it goes to a
+// second named sequence, @__transform_model, whatever its position.
 //
 // Piper's own replicate flags map onto ZeRO stages: shard_grads is ZeRO-2,
 // shard_params ZeRO-3. Every directive selects nodes with its filter
@@ -89,6 +95,7 @@ private:
   Error shard(const json::Object &args, const Twine &path);
   Error order(const json::Array &groups, const Twine &path);
   Error schedule(const json::Object &args, const Twine &path);
+  Error balance(const json::Object &args, const Twine &path);
 
   /// Gives every op emitted since `start` the directive's JSON position.
   void locate(size_t start, mlir::piper::JSONPosition position);
@@ -97,6 +104,10 @@ private:
   std::string mesh = "mesh";
   std::string body;
   unsigned next = 0;
+
+public:
+  /// The @__transform_model sequence's ops (balance).
+  std::string modelBody;
 };
 
 Error Translator::checkKeys(const json::Object &object, const Twine &path,
@@ -463,6 +474,53 @@ Error Translator::schedule(const json::Object &args, const Twine &path) {
   return Error::success();
 }
 
+Error Translator::balance(const json::Object &args, const Twine &path) {
+  if (Error e = checkKeys(args, path,
+                          {"stages", "cost", "device", "microbatches",
+                           "grad_axes", "expert_axes", "memory_limit"}))
+    return e;
+  auto stages = integer(args.get("stages"), path + ".stages", 1);
+  if (!stages)
+    return stages.takeError();
+  SmallVector<std::string> attrs;
+  for (StringRef key : {"cost", "device"})
+    if (args.get(key)) {
+      auto value = string(args.get(key), path + "." + key);
+      if (!value)
+        return value.takeError();
+      attrs.push_back((key + " = " + quote(*value)).str());
+    }
+  if (args.get("microbatches")) {
+    auto value = integer(args.get("microbatches"), path + ".microbatches", 1);
+    if (!value)
+      return value.takeError();
+    attrs.push_back("microbatches = " + std::to_string(*value));
+  }
+  for (StringRef key : {"grad_axes", "expert_axes"})
+    if (args.get(key)) {
+      auto value = strings(args.get(key), path + "." + key);
+      if (!value)
+        return value.takeError();
+      attrs.push_back((key + " = " + *value).str());
+    }
+  if (const json::Value *limit = args.get("memory_limit")) {
+    // Bytes: JSON writers print large integers as 8e10.
+    std::optional<double> bytes = limit->getAsNumber();
+    if (!bytes || *bytes < 1 || *bytes > 9.2e18 ||
+        *bytes != double(int64_t(*bytes)))
+      return fail(path + ".memory_limit",
+                  "expected a positive whole number of bytes");
+    attrs.push_back("memory_limit = " + std::to_string(int64_t(*bytes)));
+  }
+  body += formatv("    transform.piper.balance %root into {0} stages{1} : "
+                  "!transform.any_op\n",
+                  *stages,
+                  attrs.empty() ? std::string()
+                                : " {" + join(attrs, ", ") + "}")
+              .str();
+  return Error::success();
+}
+
 void Translator::locate(size_t start, mlir::piper::JSONPosition position) {
   std::string loc = formatv(" loc({0}:{1}:{2})", quote(source), position.line,
                             position.column)
@@ -531,14 +589,20 @@ Error Translator::run(const json::Value &root,
       result = shard(*fields, argsPath);
     else if (kind == "schedule")
       result = schedule(*fields, argsPath);
+    else if (kind == "balance")
+      result = balance(*fields, argsPath);
     else
       result = fail(path, "unknown directive '" + kind +
                               "' (expected split, split_backward, place, "
-                              "replicate, shard, order or schedule)");
+                              "replicate, shard, order, schedule or balance)");
     if (result)
       return result;
     if (index < positions.size())
       locate(start, positions[index]);
+    if (kind == "balance") {
+      modelBody += body.substr(start);
+      body.resize(start);
+    }
   }
   return Error::success();
 }
@@ -560,9 +624,15 @@ mlir::piper::translateJSONDirectives(StringRef json, StringRef sourceName) {
   if (Error e =
           translator.run(*root, mlir::piper::findDirectivePositions(json)))
     return std::move(e);
+  std::string model;
+  if (!translator.modelBody.empty())
+    model = "  transform.named_sequence @__transform_model(%root: "
+            "!transform.any_op {transform.readonly}) {\n" +
+            translator.modelBody + "    transform.yield\n  }\n";
   return "// Generated by piper-directives from " + sourceName.str() +
          ".\n"
-         "module attributes {transform.with_named_sequence} {\n"
+         "module attributes {transform.with_named_sequence} {\n" +
+         model +
          "  transform.named_sequence @__transform_main(%root: "
          "!transform.any_op {transform.readonly}) {\n" +
          translator.take() + "    transform.yield\n  }\n}\n";

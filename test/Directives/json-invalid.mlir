@@ -17,7 +17,7 @@
 // RUN: not piper-directives %t/case13.json 2>&1 | FileCheck %s --check-prefix=CASE13
 // RUN: not piper-directives %t/case14.json 2>&1 | FileCheck %s --check-prefix=CASE14
 // CASE0: piper-directives: error: {{.*}}case0.json: invalid JSON: [3:0, byte=18]: Unexpected EOF
-// CASE1: piper-directives: error: {{.*}}case1.json: directives[0]: unknown directive 'plcae' (expected split, split_backward, place, replicate, shard, order or schedule)
+// CASE1: piper-directives: error: {{.*}}case1.json: directives[0]: unknown directive 'plcae' (expected split, split_backward, place, replicate, shard, order, schedule or balance)
 // CASE2: piper-directives: error: {{.*}}case2.json: directives[0].place: unknown key 'device' (expected one of: filter, devices, stream)
 // CASE3: piper-directives: error: {{.*}}case3.json: directives[0].place.filter.PP: a tag value must be an integer or a string
 // CASE4: piper-directives: error: {{.*}}case4.json: directives[0].place.devices.pp: expected an integer of at least 0, got -1
@@ -32,7 +32,12 @@
 // CASE13: piper-directives: error: {{.*}}case13.json: (top level): unknown key 'steps' (expected one of: mesh, directives)
 // CASE14: piper-directives: error: {{.*}}case14.json: directives[0]: expected an object with one key naming the directive, such as {"place": {...}}
 // RUN: not piper-directives %t/missing.json 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not piper-directives %t/case15.json 2>&1 | FileCheck %s --check-prefix=CASE15
+// RUN: not piper-directives %t/case16.json 2>&1 | FileCheck %s --check-prefix=CASE16
 // MISSING: piper-directives: error: cannot read '{{.*}}missing.json': No such file or directory
+
+// CASE15: error: {{.*}}case15.json: directives[0].balance: unknown key 'layers' (expected one of: stages, cost, device, microbatches, grad_axes, expert_axes, memory_limit)
+// CASE16: error: {{.*}}case16.json: directives[0].balance.memory_limit: expected a positive whole number of bytes
 
 //--- case0.json
 {"directives": [
@@ -78,3 +83,9 @@
 
 //--- case14.json
 [["place"]]
+
+//--- case15.json
+[{"balance": {"stages": 2, "layers": 4}}]
+
+//--- case16.json
+[{"balance": {"stages": 2, "memory_limit": -5}}]
