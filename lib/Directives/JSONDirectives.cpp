@@ -24,7 +24,8 @@
 //                     "column": ["*.wq"], "row": ["*.wo"],
 //                     "sequence_parallel": false}},
 //      {"order":     [{"PP": 0, "MB": 0}, [{"PASS": "F"}, {"PASS": "B"}]]},
-//      {"schedule":  {"name": "1f1b", "axis": "pp"}}]}
+//      {"schedule":  {"name": "1f1b", "axis": "pp"}},
+//      {"recompute": {"filter": {"PP": 0}, "ops": ["attention"]}}]}
 //
 // Piper's own replicate flags map onto ZeRO stages: shard_grads is ZeRO-2,
 // shard_params ZeRO-3. Every directive selects nodes with its filter
@@ -89,6 +90,7 @@ private:
   Error shard(const json::Object &args, const Twine &path);
   Error order(const json::Array &groups, const Twine &path);
   Error schedule(const json::Object &args, const Twine &path);
+  Error recompute(const json::Object &args, const Twine &path);
 
   /// Gives every op emitted since `start` the directive's JSON position.
   void locate(size_t start, mlir::piper::JSONPosition position);
@@ -243,6 +245,28 @@ Error Translator::splitBackward(const json::Object &args, const Twine &path) {
   std::string handle = match(*nodes);
   body += formatv("    {0} = transform.piper.split_backward {1} : {2}\n",
                   fresh("%parts"), handle, kHandle)
+              .str();
+  return Error::success();
+}
+
+Error Translator::recompute(const json::Object &args, const Twine &path) {
+  if (Error e = checkKeys(args, path, {"filter", "ops"}))
+    return e;
+  json::Value forward = json::Object{{"PASS", "F"}};
+  auto nodes = filter(args.get("filter") ? args.get("filter") : &forward,
+                      path + ".filter");
+  if (!nodes)
+    return nodes.takeError();
+  std::string ops;
+  if (args.get("ops")) {
+    auto list = strings(args.get("ops"), path + ".ops");
+    if (!list)
+      return list.takeError();
+    ops = " ops " + *list;
+  }
+  std::string handle = match(*nodes);
+  body += formatv("    {0} = transform.piper.recompute {1}{2} : {3}\n",
+                  fresh("%recomputed"), handle, ops, kHandle)
               .str();
   return Error::success();
 }
@@ -531,10 +555,12 @@ Error Translator::run(const json::Value &root,
       result = shard(*fields, argsPath);
     else if (kind == "schedule")
       result = schedule(*fields, argsPath);
+    else if (kind == "recompute")
+      result = recompute(*fields, argsPath);
     else
       result = fail(path, "unknown directive '" + kind +
                               "' (expected split, split_backward, place, "
-                              "replicate, shard, order or schedule)");
+                              "replicate, shard, order, schedule or recompute)");
     if (result)
       return result;
     if (index < positions.size())

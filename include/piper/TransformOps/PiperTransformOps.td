@@ -223,5 +223,6 @@ def ReplicateOp : Op<Transform_Dialect, "piper.replicate", [
 include "piper/TransformOps/PiperSplitOps.td"
 include "piper/TransformOps/PiperShardOps.td"
 include "piper/TransformOps/PiperScheduleOps.td"
+include "piper/TransformOps/PiperRecomputeOps.td"
 
 #endif // PIPER_TRANSFORMOPS_PIPERTRANSFORMOPS_TD
