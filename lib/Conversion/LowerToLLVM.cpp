@@ -252,6 +252,7 @@ void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addNestedPass<func::FuncOp>(createElideResultCopiesPass());
   bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(createEarlyDeallocPass());
 
   pm.addPass(createMatmulToBlasPass());
   pm.addPass(createConvertBufferizationToMemRefPass());

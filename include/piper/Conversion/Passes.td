@@ -380,6 +380,30 @@ def ElideResultCopiesPass
   }];
 }
 
+def EarlyDeallocPass
+    : Pass<"piper-early-dealloc", "::mlir::func::FuncOp"> {
+  let summary = "Free a program's buffers after their last use, not at its end";
+  let description = [{
+    Runs on the program (host) functions, those with `piper_plan.role`,
+    after the deallocation pipeline, whose ownership-based deallocation
+    frees every buffer at the end of the block that allocated it: in a
+    program function, at the end of the step, so every activation of every
+    microbatch stays allocated until then and no schedule or recompute can
+    lower the measured peak. Each `memref.dealloc` of the entry block moves
+    to just after the last op of that block that uses the buffer or a view
+    of it (any op result of memref type computed from it counts as a view).
+    Buffers given to a nonblocking collective (`piper_comm_i*`, whose
+    output is written until a later wait) or used outside the block keep
+    their dealloc where it is.
+
+    Example: `%a = memref.alloc()`, `call @f(%a)`, `call @g(%b)`,
+    `memref.dealloc %a` becomes `%a = memref.alloc()`, `call @f(%a)`,
+    `memref.dealloc %a`, `call @g(%b)`.
+
+    **Options:** none.
+  }];
+}
+
 def OutlineKernelsPass : Pass<"piper-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Outline linalg ops on buffers, one function per distinct kernel";
   let description = [{
