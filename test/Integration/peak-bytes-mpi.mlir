@@ -3,11 +3,10 @@
 // programs. The runtime's figure is the step arguments and results the
 // rank's program holds plus the high-water mark of the plan's buffers;
 // the memory plan counts the tensors between tasks only. On these tiny f64
-// models the measured peak is 3.1-3.4x the plan's: the driver keeps the
+// models the measured peak is 1.7-1.75x the plan's: the driver keeps the
 // updated parameters and optimizer state in result buffers beside the
 // arguments (the plan assumes in place), and the kernels' temporaries,
-// which the plan does not count, peak in the AdamW update, whose
-// intermediates stay live until its launch ends. The tolerance is
+// which the plan does not count, stay live until their launch ends. The tolerance is
 // therefore [1, 3.5]: the plan is a lower bound, and a regression that
 // frees less (or a plan that over-counts) fails (docs/Memory.md).
 // REQUIRES: mpi
