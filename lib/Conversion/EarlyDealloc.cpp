@@ -70,7 +70,8 @@ Operation *lastUseInBlock(Value root, Operation *dealloc, Block &block) {
 /// may be one of several.
 Value rootOf(Value value) {
   while (Operation *def = value.getDefiningOp()) {
-    if (isa<memref::AllocOp, memref::AllocaOp>(def) || def->getNumOperands() == 0)
+    if (isa<memref::AllocOp, memref::AllocaOp>(def) ||
+        def->getNumOperands() == 0)
       break;
     // One buffer operand: a view of it. Several (a select): unknown.
     SmallVector<Value> sources;
@@ -93,8 +94,7 @@ struct EarlyDeallocPass
     if (!fn->hasAttr("piper_plan.role") || fn.getBody().empty())
       return;
     Block &entry = fn.getBody().front();
-    SmallVector<memref::DeallocOp> deallocs(
-        entry.getOps<memref::DeallocOp>());
+    SmallVector<memref::DeallocOp> deallocs(entry.getOps<memref::DeallocOp>());
     for (memref::DeallocOp dealloc : deallocs) {
       Value root = rootOf(dealloc.getMemref());
       Operation *last = root ? lastUseInBlock(root, dealloc, entry) : nullptr;

@@ -87,8 +87,7 @@ TaskOp dropUnusedOutputs(TaskOp forward, func::FuncOp body,
   if (kept.size() == forward.getNumResults())
     return forward;
   std::string key = llvm::join(
-      llvm::map_range(kept, [](unsigned i) { return std::to_string(i); }),
-      ",");
+      llvm::map_range(kept, [](unsigned i) { return std::to_string(i); }), ",");
   std::string name = (body.getSymName() + ".kept").str();
   func::FuncOp trimmed;
   for (auto fn : symbols.getOp()->getRegion(0).getOps<func::FuncOp>())
@@ -98,12 +97,10 @@ TaskOp dropUnusedOutputs(TaskOp forward, func::FuncOp body,
   if (!trimmed) {
     trimmed = body.clone();
     trimmed.setSymName(name);
-    trimmed->setAttr("kept_of",
-                     StringAttr::get(body.getContext(),
-                                     body.getSymName() + ":" + key));
+    trimmed->setAttr("kept_of", StringAttr::get(body.getContext(),
+                                                body.getSymName() + ":" + key));
     symbols.insert(trimmed, std::next(Block::iterator(body)));
-    auto ret =
-        cast<func::ReturnOp>(trimmed.getBody().front().getTerminator());
+    auto ret = cast<func::ReturnOp>(trimmed.getBody().front().getTerminator());
     SmallVector<Value> operands = llvm::map_to_vector(
         kept, [&](unsigned i) { return ret.getOperand(i); });
     ret->setOperands(operands);
@@ -114,12 +111,10 @@ TaskOp dropUnusedOutputs(TaskOp forward, func::FuncOp body,
   OpBuilder b(forward);
   SmallVector<Type> types = llvm::map_to_vector(
       kept, [&](unsigned i) { return forward.getResult(i).getType(); });
-  auto copy = TaskOp::create(b, forward.getLoc(), types,
-                             forward.getNameAttr(),
-                             FlatSymbolRefAttr::get(trimmed),
-                             forward.getInputs(), forward.getTags(),
-                             forward.getPassAttr(), forward.getAfterAttr(),
-                             forward.getDevicesAttr());
+  auto copy = TaskOp::create(
+      b, forward.getLoc(), types, forward.getNameAttr(),
+      FlatSymbolRefAttr::get(trimmed), forward.getInputs(), forward.getTags(),
+      forward.getPassAttr(), forward.getAfterAttr(), forward.getDevicesAttr());
   copy->setDiscardableAttrs(forward->getDiscardableAttrDictionary());
   copy.setOverlapAttr(forward.getOverlapAttr());
   copy.setSmShareAttr(forward.getSmShareAttr());
@@ -131,9 +126,135 @@ TaskOp dropUnusedOutputs(TaskOp forward, func::FuncOp body,
 
 } // namespace
 
-TaskOp mlir::piper::recomputeForward(
-    TaskOp forward, ArrayRef<std::string> opKinds,
-    function_ref<InFlightDiagnostic()> emitError) {
+namespace {
+
+/// What a recompute re-runs: the saved outputs it replaces (indices into the
+/// forward's outputs), the body ops computing them in program order, and
+/// the values those ops read from outside (the chunk's saved inputs).
+struct Slice {
+  SmallVector<unsigned> redirected;
+  SmallVector<Operation *> ordered;
+  llvm::SetVector<Value> frontier;
+};
+
+/// The slice of `entry` (a forward body returning through `ret`) that
+/// recomputes the `saved` outputs coming from ops of `opKinds` (all ops when
+/// empty, with the reshapes of their results); an empty `redirected` when
+/// none does.
+Slice selectSlice(Block &entry, func::ReturnOp ret, ArrayRef<unsigned> saved,
+                  ArrayRef<std::string> opKinds) {
+  SmallVector<Operation *> ops;
+  collectOps(entry, ops);
+  DenseSet<Operation *> allowed;
+  for (Operation *op : ops) {
+    bool ok = opKinds.empty() || op->hasTrait<OpTrait::ConstantLike>() ||
+              llvm::is_contained(opKinds, op->getName().stripDialect().str());
+    if (!ok && isa<ReshapeOp>(op))
+      if (Operation *def = resolve(op->getOperand(0)).getDefiningOp())
+        ok = allowed.contains(def) && !def->hasTrait<OpTrait::ConstantLike>();
+    if (ok)
+      allowed.insert(op);
+  }
+  Slice slice;
+  SmallVector<Operation *> worklist;
+  for (unsigned i : saved) {
+    Operation *def = resolve(ret.getOperand(i)).getDefiningOp();
+    if (def && allowed.contains(def) &&
+        !def->hasTrait<OpTrait::ConstantLike>()) {
+      slice.redirected.push_back(i);
+      worklist.push_back(def);
+    }
+  }
+  DenseSet<Operation *> inSlice;
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!inSlice.insert(op).second)
+      continue;
+    for (Value used : usedValues(op))
+      if (Operation *def = used.getDefiningOp(); def && allowed.contains(def))
+        worklist.push_back(def);
+  }
+  for (Operation *op : ops) {
+    if (!inSlice.contains(op))
+      continue;
+    slice.ordered.push_back(op);
+    for (Value used : usedValues(op))
+      if (Operation *def = used.getDefiningOp(); !def || !inSlice.contains(def))
+        slice.frontier.insert(used);
+  }
+  return slice;
+}
+
+/// The body an R node calls: `slice` flattened, from its frontier to the
+/// redirected values. Microbatch copies with the same selection share one,
+/// found again by its `recompute_of` key.
+func::FuncOp getRecomputeBody(func::FuncOp body, func::ReturnOp ret,
+                              const Slice &slice, ArrayRef<std::string> kinds,
+                              SymbolTable &symbols) {
+  MLIRContext *ctx = body.getContext();
+  std::string indices =
+      llvm::join(llvm::map_range(slice.redirected,
+                                 [](unsigned i) { return std::to_string(i); }),
+                 ",");
+  std::string key =
+      (body.getSymName() + ":" + llvm::join(kinds, ",") + ":" + indices).str();
+  for (auto fn : symbols.getOp()->getRegion(0).getOps<func::FuncOp>())
+    if (auto of = fn->getAttrOfType<StringAttr>("recompute_of");
+        of && of.getValue() == key)
+      return fn;
+  SmallVector<Value> results = llvm::map_to_vector(
+      slice.redirected, [&](unsigned i) { return resolve(ret.getOperand(i)); });
+  OpBuilder mb(body);
+  mb.setInsertionPointAfter(body);
+  auto rBody = func::FuncOp::create(
+      mb, body.getLoc(), (body.getSymName() + ".R").str(),
+      FunctionType::get(ctx,
+                        ValueRange(slice.frontier.getArrayRef()).getTypes(),
+                        ValueRange(results).getTypes()));
+  rBody.setPrivate();
+  rBody->setAttr("recompute_of", StringAttr::get(ctx, key));
+  symbols.insert(rBody); // uniquifies the name if needed
+  OpBuilder b = OpBuilder::atBlockEnd(rBody.addEntryBlock());
+  IRMapping mapping;
+  for (auto [value, arg] : llvm::zip(slice.frontier, rBody.getArguments()))
+    mapping.map(value, arg);
+  for (Operation *op : slice.ordered) {
+    // Chunk results the op reads stand for their yields' operands.
+    for (Value operand : op->getOperands())
+      if (operand != resolve(operand))
+        mapping.map(operand, mapping.lookup(resolve(operand)));
+    b.clone(*op, mapping);
+  }
+  func::ReturnOp::create(
+      b, body.getLoc(),
+      llvm::map_to_vector(results, [&](Value v) { return mapping.lookup(v); }));
+  return rBody;
+}
+
+/// The earliest, in the DAG's order, of the users of `values` that
+/// `isConsumer` accepts; null on a cycle.
+TaskOp firstConsumer(DAGOp dag, ArrayRef<Value> values,
+                     function_ref<bool(Operation *)> isConsumer) {
+  FailureOr<SmallVector<Operation *>> order = getTopologicalOrder(dag);
+  if (failed(order))
+    return {};
+  DenseMap<Operation *, unsigned> position;
+  for (auto [i, node] : llvm::enumerate(*order))
+    position[node] = i;
+  TaskOp first;
+  for (Value value : values)
+    for (Operation *user : value.getUsers())
+      if (isConsumer(user) &&
+          (!first || position.lookup(user) < position.lookup(first)))
+        first = cast<TaskOp>(user);
+  return first;
+}
+
+} // namespace
+
+TaskOp
+mlir::piper::recomputeForward(TaskOp forward, ArrayRef<std::string> opKinds,
+                              function_ref<InFlightDiagnostic()> emitError) {
   MLIRContext *ctx = forward.getContext();
   if (forward.getPass() != PassKind::F) {
     emitError() << "recompute acts on forward nodes (pass F), got '"
@@ -181,32 +302,8 @@ TaskOp mlir::piper::recomputeForward(
                    "there is nothing to recompute";
     return {};
   }
-
-  // Ops that may be recomputed: all, or the selected kinds, with the
-  // reshapes of their results (views the backward reads instead).
-  SmallVector<Operation *> ops;
-  collectOps(entry, ops);
-  DenseSet<Operation *> allowed;
-  for (Operation *op : ops) {
-    bool ok = opKinds.empty() || op->hasTrait<OpTrait::ConstantLike>() ||
-              llvm::is_contained(opKinds,
-                                 op->getName().stripDialect().str());
-    if (!ok && isa<ReshapeOp>(op))
-      if (Operation *def = resolve(op->getOperand(0)).getDefiningOp())
-        ok = allowed.contains(def) && !def->hasTrait<OpTrait::ConstantLike>();
-    if (ok)
-      allowed.insert(op);
-  }
-  auto recomputable = [&](Value value) {
-    Operation *def = value.getDefiningOp();
-    return def && allowed.contains(def) &&
-           !def->hasTrait<OpTrait::ConstantLike>();
-  };
-  SmallVector<unsigned> redirected;
-  for (unsigned i : saved)
-    if (recomputable(resolve(ret.getOperand(i))))
-      redirected.push_back(i);
-  if (redirected.empty()) {
+  Slice slice = selectSlice(entry, ret, saved, opKinds);
+  if (slice.redirected.empty()) {
     emitError() << "recompute of '" << forward.getName() << "' with "
                 << describeKinds(opKinds)
                 << " recomputes nothing: no activation its backward reads "
@@ -214,42 +311,17 @@ TaskOp mlir::piper::recomputeForward(
     return {};
   }
 
-  // The slice of allowed ops the redirected values need, in program order,
-  // and what it reads from outside (the chunk's saved inputs).
-  DenseSet<Operation *> slice;
-  SmallVector<Operation *> worklist;
-  for (unsigned i : redirected)
-    worklist.push_back(resolve(ret.getOperand(i)).getDefiningOp());
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val();
-    if (!slice.insert(op).second)
-      continue;
-    for (Value used : usedValues(op))
-      if (Operation *def = used.getDefiningOp(); def && allowed.contains(def))
-        worklist.push_back(def);
-  }
-  SmallVector<Operation *> ordered;
-  llvm::SetVector<Value> frontier;
-  for (Operation *op : ops) {
-    if (!slice.contains(op))
-      continue;
-    ordered.push_back(op);
-    for (Value used : usedValues(op))
-      if (Operation *def = used.getDefiningOp(); !def || !slice.contains(def))
-        frontier.insert(used);
-  }
+  // R's inputs: the forward's inputs, or outputs it still saves.
   SmallVector<Value> inputs;
-  for (Value value : frontier) {
+  for (Value value : slice.frontier) {
     if (auto arg = dyn_cast<BlockArgument>(value);
         arg && arg.getOwner() == &entry) {
       inputs.push_back(forward.getInputs()[arg.getArgNumber()]);
       continue;
     }
-    auto found = llvm::find_if(llvm::seq<unsigned>(0, ret.getNumOperands()),
-                               [&](unsigned k) {
-                                 return resolve(ret.getOperand(k)) == value;
-                               });
-    if (found == llvm::seq<unsigned>(0, ret.getNumOperands()).end()) {
+    auto returned = llvm::find_if(ret.getOperands(),
+                                  [&](Value v) { return resolve(v) == value; });
+    if (returned == ret.getOperands().end()) {
       emitError() << "recompute of '" << forward.getName() << "' with "
                   << describeKinds(opKinds) << " needs a value of '"
                   << value.getDefiningOp()->getName()
@@ -257,67 +329,21 @@ TaskOp mlir::piper::recomputeForward(
                      "whole chunk instead";
       return {};
     }
-    inputs.push_back(forward.getResult(*found));
+    inputs.push_back(
+        forward.getResult(std::distance(ret.getOperands().begin(), returned)));
   }
 
-  // The recompute body: the slice, flattened, returning the redirected
-  // values. Microbatch copies with the same selection share it.
   SymbolTable symbols(forward->getParentOfType<ModuleOp>());
-  std::string key =
-      (body.getSymName() + ":" + llvm::join(opKinds, ",") + ":" +
-       llvm::join(llvm::map_range(redirected,
-                                  [](unsigned i) { return std::to_string(i); }),
-                  ","))
-          .str();
-  func::FuncOp rBody;
-  for (auto fn : symbols.getOp()->getRegion(0).getOps<func::FuncOp>())
-    if (auto of = fn->getAttrOfType<StringAttr>("recompute_of");
-        of && of.getValue() == key)
-      rBody = fn;
-  if (!rBody) {
-    SmallVector<Value> results = llvm::map_to_vector(
-        redirected, [&](unsigned i) { return resolve(ret.getOperand(i)); });
-    OpBuilder mb(body);
-    mb.setInsertionPointAfter(body);
-    rBody = func::FuncOp::create(
-        mb, body.getLoc(), (body.getSymName() + ".R").str(),
-        FunctionType::get(ctx, ValueRange(frontier.getArrayRef()).getTypes(),
-                          ValueRange(results).getTypes()));
-    rBody.setPrivate();
-    rBody->setAttr("recompute_of", StringAttr::get(ctx, key));
-    symbols.insert(rBody); // uniquifies the name if needed
-    OpBuilder b = OpBuilder::atBlockEnd(rBody.addEntryBlock());
-    IRMapping mapping;
-    for (auto [value, arg] : llvm::zip(frontier, rBody.getArguments()))
-      mapping.map(value, arg);
-    for (Operation *op : ordered) {
-      // Chunk results the op reads stand for their yields' operands.
-      for (Value operand : op->getOperands())
-        if (operand != resolve(operand))
-          mapping.map(operand, mapping.lookup(resolve(operand)));
-      b.clone(*op, mapping);
-    }
-    func::ReturnOp::create(b, body.getLoc(),
-                           llvm::map_to_vector(results, [&](Value v) {
-                             return mapping.lookup(v);
-                           }));
-  }
-
-  // The R node runs when the first backward consumer could, before it.
-  FailureOr<SmallVector<Operation *>> order = getTopologicalOrder(dag);
-  if (failed(order)) {
+  func::FuncOp rBody = getRecomputeBody(body, ret, slice, opKinds, symbols);
+  SmallVector<Value> redirected = llvm::map_to_vector(
+      slice.redirected, [&](unsigned i) { return forward.getResult(i); });
+  TaskOp first = firstConsumer(dag, redirected, isConsumer);
+  if (!first) {
     emitError() << "the DAG's data and temporal edges form a cycle";
     return {};
   }
-  DenseMap<Operation *, unsigned> position;
-  for (auto [i, node] : llvm::enumerate(*order))
-    position[node] = i;
-  TaskOp first;
-  for (unsigned i : redirected)
-    for (Operation *user : forward.getResult(i).getUsers())
-      if (isConsumer(user) &&
-          (!first || position.lookup(user) < position.lookup(first)))
-        first = cast<TaskOp>(user);
+
+  // R runs when the first backward consumer could, right before it.
   OpBuilder b(first);
   std::string name = ("R" + forward.getName().drop_front(1)).str();
   auto recompute = TaskOp::create(
@@ -326,10 +352,10 @@ TaskOp mlir::piper::recomputeForward(
       PassKindAttr::get(ctx, PassKind::B), first.getAfterAttr(),
       forward.getDevicesAttr());
   recompute->setAttr(kRecomputesAttrName, forward.getNameAttr());
-  for (auto [j, i] : llvm::enumerate(redirected))
-    forward.getResult(i).replaceUsesWithIf(
-        recompute.getResult(j),
-        [&](OpOperand &use) { return isConsumer(use.getOwner()); });
+  for (auto [j, value] : llvm::enumerate(redirected))
+    value.replaceUsesWithIf(recompute.getResult(j), [&](OpOperand &use) {
+      return isConsumer(use.getOwner());
+    });
   SmallVector<Attribute> after(first.getAfter().begin(),
                                first.getAfter().end());
   after.push_back(recompute.getNameAttr());
@@ -338,9 +364,9 @@ TaskOp mlir::piper::recomputeForward(
   return recompute;
 }
 
-FailureOr<unsigned>
-mlir::piper::applyRecompute(ModuleOp module, DictionaryAttr filter,
-                            ArrayRef<std::string> opKinds) {
+FailureOr<unsigned> mlir::piper::applyRecompute(ModuleOp module,
+                                                DictionaryAttr filter,
+                                                ArrayRef<std::string> opKinds) {
   FailureOr<TagFilter> matcher =
       TagFilter::get(filter, [&] { return module.emitError(); });
   if (failed(matcher))
