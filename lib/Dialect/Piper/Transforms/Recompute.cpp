@@ -343,8 +343,17 @@ mlir::piper::recomputeForward(TaskOp forward, ArrayRef<std::string> opKinds,
     return {};
   }
 
-  // R runs when the first backward consumer could, right before it.
+  // R runs when the first backward consumer could, right before it. A
+  // ZeRO-3 parameter is gathered again for R rather than kept gathered
+  // from the forward.
   OpBuilder b(first);
+  for (Value &input : inputs)
+    if (auto gather = input.getDefiningOp<CollectiveOp>();
+        gather && gather.getKind() == CollectiveKind::AllGather) {
+      auto again = cast<CollectiveOp>(b.clone(*gather));
+      again.setName((gather.getName() + " for R").str());
+      input = again.getResult();
+    }
   std::string name = ("R" + forward.getName().drop_front(1)).str();
   auto recompute = TaskOp::create(
       b, forward.getLoc(), rBody.getResultTypes(), b.getStringAttr(name),
