@@ -25,6 +25,7 @@
 //                     "sequence_parallel": false}},
 //      {"order":     [{"PP": 0, "MB": 0}, [{"PASS": "F"}, {"PASS": "B"}]]},
 //      {"schedule":  {"name": "1f1b", "axis": "pp"}},
+//      {"recompute": {"filter": {"PP": 0}, "ops": ["attention"]}},
 //      {"balance":   {"stages": 8, "cost": "roofline", "device": "a100",
 //                     "microbatches": 16, "grad_axes": ["dp"],
 //                     "expert_axes": ["ep"], "memory_limit": 8e10}}]}
@@ -96,6 +97,7 @@ private:
   Error order(const json::Array &groups, const Twine &path);
   Error schedule(const json::Object &args, const Twine &path);
   Error balance(const json::Object &args, const Twine &path);
+  Error recompute(const json::Object &args, const Twine &path);
 
   /// Gives every op emitted since `start` the directive's JSON position.
   void locate(size_t start, mlir::piper::JSONPosition position);
@@ -254,6 +256,28 @@ Error Translator::splitBackward(const json::Object &args, const Twine &path) {
   std::string handle = match(*nodes);
   body += formatv("    {0} = transform.piper.split_backward {1} : {2}\n",
                   fresh("%parts"), handle, kHandle)
+              .str();
+  return Error::success();
+}
+
+Error Translator::recompute(const json::Object &args, const Twine &path) {
+  if (Error e = checkKeys(args, path, {"filter", "ops"}))
+    return e;
+  json::Value forward = json::Object{{"PASS", "F"}};
+  auto nodes = filter(args.get("filter") ? args.get("filter") : &forward,
+                      path + ".filter");
+  if (!nodes)
+    return nodes.takeError();
+  std::string ops;
+  if (args.get("ops")) {
+    auto list = strings(args.get("ops"), path + ".ops");
+    if (!list)
+      return list.takeError();
+    ops = " ops " + *list;
+  }
+  std::string handle = match(*nodes);
+  body += formatv("    {0} = transform.piper.recompute {1}{2} : {3}\n",
+                  fresh("%recomputed"), handle, ops, kHandle)
               .str();
   return Error::success();
 }
@@ -591,10 +615,13 @@ Error Translator::run(const json::Value &root,
       result = schedule(*fields, argsPath);
     else if (kind == "balance")
       result = balance(*fields, argsPath);
+    else if (kind == "recompute")
+      result = recompute(*fields, argsPath);
     else
       result = fail(path, "unknown directive '" + kind +
                               "' (expected split, split_backward, place, "
-                              "replicate, shard, order, schedule or balance)");
+                              "replicate, shard, order, schedule, balance or "
+                              "recompute)");
     if (result)
       return result;
     if (index < positions.size())

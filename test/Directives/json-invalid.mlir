@@ -17,7 +17,7 @@
 // RUN: not piper-directives %t/case13.json 2>&1 | FileCheck %s --check-prefix=CASE13
 // RUN: not piper-directives %t/case14.json 2>&1 | FileCheck %s --check-prefix=CASE14
 // CASE0: piper-directives: error: {{.*}}case0.json: invalid JSON: [3:0, byte=18]: Unexpected EOF
-// CASE1: piper-directives: error: {{.*}}case1.json: directives[0]: unknown directive 'plcae' (expected split, split_backward, place, replicate, shard, order, schedule or balance)
+// CASE1: piper-directives: error: {{.*}}case1.json: directives[0]: unknown directive 'plcae' (expected split, split_backward, place, replicate, shard, order, schedule, balance or recompute)
 // CASE2: piper-directives: error: {{.*}}case2.json: directives[0].place: unknown key 'device' (expected one of: filter, devices, stream)
 // CASE3: piper-directives: error: {{.*}}case3.json: directives[0].place.filter.PP: a tag value must be an integer or a string
 // CASE4: piper-directives: error: {{.*}}case4.json: directives[0].place.devices.pp: expected an integer of at least 0, got -1

@@ -224,5 +224,6 @@ include "piper/TransformOps/PiperSplitOps.td"
 include "piper/TransformOps/PiperShardOps.td"
 include "piper/TransformOps/PiperScheduleOps.td"
 include "piper/TransformOps/PiperBalanceOps.td"
+include "piper/TransformOps/PiperRecomputeOps.td"
 
 #endif // PIPER_TRANSFORMOPS_PIPERTRANSFORMOPS_TD

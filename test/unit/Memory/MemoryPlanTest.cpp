@@ -33,6 +33,7 @@
 #include "piper/Dialect/Piper/Transforms/MemoryPlan.h"
 #include "../Common/StrategyPipeline.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
+#include "piper/Dialect/Piper/Transforms/Recompute.h"
 #include "piper/InitAllPiper.h"
 #include "piper/ModelGen/ModelGen.h"
 
@@ -41,6 +42,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/SetVector.h"
@@ -280,6 +282,36 @@ TEST_F(Pipelines, PartlyPlacedDAGsAreRejected) {
   EXPECT_TRUE(failed(planMemory(dag, [&]() { return dag.emitError(); })));
   EXPECT_NE(diagnostics.find("has no device group, but 'F{PP=0}' is placed "
                              "on {pp=0}; place every task"),
+            std::string::npos)
+      << diagnostics;
+}
+
+// applyRecompute, the in-process entry a strategy search uses: on the tiny
+// GPT under PP2 1F1B over 4 microbatches, recomputing stage 0 makes one R
+// node per microbatch, and stage 0 then holds one microbatch of stored
+// activations at its peak instead of two (stage 1 is unchanged).
+TEST_F(Pipelines, RecomputeKeepsOneMicrobatchOfActivations) {
+  auto base = build("tiny-gpt", 2, "pp=2", 0, pipeline(2, 4, "1f1b"));
+  auto module = build("tiny-gpt", 2, "pp=2", 0, pipeline(2, 4, "1f1b"));
+  ASSERT_TRUE(base && module);
+  std::vector<DeviceMemoryPlan> before = plan(*base);
+  MLIRContext *ctx = module->getContext();
+  auto filter = cast<DictionaryAttr>(parseAttribute("{PP = 0}", ctx));
+  FailureOr<unsigned> made = applyRecompute(*module, filter);
+  ASSERT_TRUE(succeeded(made)) << diagnostics;
+  EXPECT_EQ(*made, 4u);
+  std::vector<DeviceMemoryPlan> after = plan(*module);
+  ASSERT_EQ(before.size(), 2u);
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(before[0].maxActivationMicrobatches, 2);
+  EXPECT_EQ(after[0].maxActivationMicrobatches, 1);
+  EXPECT_EQ(after[0].maxPerKind[MemoryKind::Activations] * 2,
+            before[0].maxPerKind[MemoryKind::Activations]);
+  EXPECT_LT(after[0].peakBytes(), before[0].peakBytes());
+  EXPECT_EQ(after[1].peakBytes(), before[1].peakBytes());
+  // Applied again, every selected forward is already recomputed.
+  EXPECT_TRUE(failed(applyRecompute(*module, filter)));
+  EXPECT_NE(diagnostics.find("is already recomputed by 'R{PP=0,MB=0}'"),
             std::string::npos)
       << diagnostics;
 }

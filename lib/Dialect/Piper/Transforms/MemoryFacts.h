@@ -19,6 +19,7 @@
 #include "piper/Analysis/LocalSizes.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
+#include "piper/Dialect/Piper/Transforms/Recompute.h"
 #include "piper/Dialect/Piper/Transforms/ChunkUtils.h"
 #include "piper/Dialect/Piper/Transforms/CommReport.h"
 #include "piper/Dialect/Piper/Transforms/MemoryPlan.h"
@@ -126,7 +127,9 @@ public:
     while (auto transfer = value.getDefiningOp<TransferOp>())
       value = transfer.getValue();
     auto task = value.getDefiningOp<TaskOp>();
-    return task && task.getPass() == PassKind::F ? task : TaskOp();
+    return task && (task.getPass() == PassKind::F || isRecomputeTask(task))
+               ? task
+               : TaskOp(); // an R node's outputs are activations again
   }
 
   /// Bytes of the collectives inside the body `task` calls (the expert
