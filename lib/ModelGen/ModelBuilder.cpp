@@ -270,7 +270,8 @@ Value ModelBuilder::attention(const Twine &prefix, Value x) {
   };
   Value q = project("q", "wq"), k = project("k", "wk"), v = project("v", "wv");
   Value o = AttentionOp::create(b, loc(p + "core"), q.getType(), q, k, v,
-                                static_cast<uint64_t>(config.heads));
+                                static_cast<uint64_t>(config.heads),
+                                /*num_kv_heads=*/IntegerAttr());
   o = reshape(loc(p + "merged"), o, {batch * seq, h});
   o = linear(loc(p + "o_proj"), o, param(p + "wo"));
   return AddOp::create(b, loc(p + "residual"), x, o);
