@@ -147,7 +147,8 @@ def layer_count(p):
     return len(layers)
 
 
-ACTIVATIONS = {"relu": F.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh}
+ACTIVATIONS = {"relu": F.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh,
+               "gelu_erf": F.gelu}
 
 
 def mlp_loss(p, data, activation="relu"):
