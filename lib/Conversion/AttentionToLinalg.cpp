@@ -83,8 +83,8 @@ struct AttentionShape {
 /// The shape of an attention on `q` with `heads` heads, or a located error
 /// on `op` (the op's verifier checks the forward; a piper.vjp's
 /// forward_attrs are checked only here).
-FailureOr<AttentionShape> attentionShape(Operation *op, Value q,
-                                         int64_t heads, int64_t kvHeads) {
+FailureOr<AttentionShape> attentionShape(Operation *op, Value q, int64_t heads,
+                                         int64_t kvHeads) {
   auto type = dyn_cast<RankedTensorType>(q.getType());
   if (!type || type.getRank() != 3 || !type.hasStaticShape())
     return op->emitError() << "the native lowering of attention needs q of a "
@@ -99,8 +99,12 @@ FailureOr<AttentionShape> attentionShape(Operation *op, Value q,
                            << " does not divide num_heads " << heads;
   auto elt = cast<FloatType>(type.getElementType());
   FloatType acc = accumulatorType(elt);
-  return AttentionShape{type.getDimSize(0), type.getDimSize(1), heads,
-                        hidden / heads,     kvHeads,            elt,
+  return AttentionShape{type.getDimSize(0),
+                        type.getDimSize(1),
+                        heads,
+                        hidden / heads,
+                        kvHeads,
+                        elt,
                         acc};
 }
 
@@ -139,16 +143,15 @@ Value repeatKV(OpBuilder &b, Location loc, Value x, const AttentionShape &s) {
   auto elt = cast<RankedTensorType>(x.getType()).getElementType();
   auto split =
       RankedTensorType::get({s.batch, s.seq, s.kvHeads, s.headDim}, elt);
-  Value e = tensor::ExpandShapeOp::create(b, loc, split, x,
-                                          ArrayRef<ReassociationIndices>{
-                                              {0}, {1}, {2, 3}});
+  Value e = tensor::ExpandShapeOp::create(
+      b, loc, split, x, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
   Value init = tensor::EmptyOp::create(
       b, loc, ArrayRef<int64_t>{s.batch, s.seq, s.kvHeads, group, s.headDim},
       elt);
-  Value wide = linalg::BroadcastOp::create(b, loc, e, init,
-                                           ArrayRef<int64_t>{3})
-                   .getResult()
-                   .front();
+  Value wide =
+      linalg::BroadcastOp::create(b, loc, e, init, ArrayRef<int64_t>{3})
+          .getResult()
+          .front();
   return tensor::CollapseShapeOp::create(
       b, loc, wide, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3, 4}});
 }
@@ -159,18 +162,17 @@ Value sumGroups(OpBuilder &b, Location loc, Value x, const AttentionShape &s) {
   if (s.kvHeads == s.heads)
     return x;
   int64_t group = s.heads / s.kvHeads;
-  auto elt = cast<FloatType>(cast<RankedTensorType>(x.getType()).getElementType());
-  auto split = RankedTensorType::get(
-      {s.batch, s.seq, s.kvHeads, group, s.headDim}, elt);
-  Value e = tensor::ExpandShapeOp::create(b, loc, split, x,
-                                          ArrayRef<ReassociationIndices>{
-                                              {0}, {1}, {2, 3, 4}});
+  auto elt =
+      cast<FloatType>(cast<RankedTensorType>(x.getType()).getElementType());
+  auto split =
+      RankedTensorType::get({s.batch, s.seq, s.kvHeads, group, s.headDim}, elt);
+  Value e = tensor::ExpandShapeOp::create(
+      b, loc, split, x, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3, 4}});
   auto sumType =
       RankedTensorType::get({s.batch, s.seq, s.kvHeads, s.headDim}, elt);
   Value init = filled(b, loc, sumType, 0.0);
   Value sum = linalg::ReduceOp::create(
-                  b, loc, ValueRange{e}, ValueRange{init},
-                  ArrayRef<int64_t>{3},
+                  b, loc, ValueRange{e}, ValueRange{init}, ArrayRef<int64_t>{3},
                   [](OpBuilder &nb, Location nl, ValueRange args) {
                     Value v = arith::AddFOp::create(nb, nl, args[1], args[0]);
                     linalg::YieldOp::create(nb, nl, v);

@@ -97,8 +97,7 @@ struct RopeToLinalg : OpConversionPattern<RopeOp> {
         angleTables(rewriter, loc, seq, half, op.getTheta().convertToDouble(),
                     op.getInverse(), acc);
 
-    auto pairsType =
-        RankedTensorType::get({batch, seq, heads, 2, half}, *elt);
+    auto pairsType = RankedTensorType::get({batch, seq, heads, 2, half}, *elt);
     Value pairs = tensor::ExpandShapeOp::create(
         rewriter, loc, pairsType, adaptor.getX(),
         ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3, 4}});
@@ -122,8 +121,8 @@ struct RopeToLinalg : OpConversionPattern<RopeOp> {
     // copies through memrefCopy).
     MLIRContext *ctx = rewriter.getContext();
     auto dim = [&](unsigned d) { return rewriter.getAffineDimExpr(d); };
-    AffineMap halfMap = AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(4)},
-                                       ctx);
+    AffineMap halfMap =
+        AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(4)}, ctx);
     AffineMap table = AffineMap::get(5, 0, {dim(1), dim(4)}, ctx);
     AffineMap id = AffineMap::getMultiDimIdentityMap(5, ctx);
     Value empty =
@@ -132,8 +131,8 @@ struct RopeToLinalg : OpConversionPattern<RopeOp> {
                                                utils::IteratorType::parallel);
     Value rotated =
         linalg::GenericOp::create(
-            rewriter, loc, TypeRange{pairsType},
-            ValueRange{lo, hi, cosT, sinT}, ValueRange{empty},
+            rewriter, loc, TypeRange{pairsType}, ValueRange{lo, hi, cosT, sinT},
+            ValueRange{empty},
             ArrayRef<AffineMap>{halfMap, halfMap, table, table, id}, iterators,
             [&](OpBuilder &nb, Location nl, ValueRange a) {
               Value l = castScalar(nb, nl, a[0], acc);
@@ -143,8 +142,8 @@ struct RopeToLinalg : OpConversionPattern<RopeOp> {
               // x cos + rotate_half(x) sin is.
               Value newLo = arith::AddFOp::create(
                   nb, nl, arith::MulFOp::create(nb, nl, l, c),
-                  arith::MulFOp::create(
-                      nb, nl, arith::NegFOp::create(nb, nl, h), s));
+                  arith::MulFOp::create(nb, nl,
+                                        arith::NegFOp::create(nb, nl, h), s));
               Value newHi = arith::AddFOp::create(
                   nb, nl, arith::MulFOp::create(nb, nl, h, c),
                   arith::MulFOp::create(nb, nl, l, s));

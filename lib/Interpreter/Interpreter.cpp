@@ -610,8 +610,7 @@ LogicalResult Executor::execute(Operation &op,
       .Case([&](RopeOp o) {
         return single(op, results, [&](Out &out) {
           return ref::rope(tensor(o.getX()), o.getHeadDim(),
-                           o.getTheta().convertToDouble(), o.getInverse(),
-                           out);
+                           o.getTheta().convertToDouble(), o.getInverse(), out);
         });
       })
       .Case([&](EmbeddingOp o) {
@@ -959,8 +958,7 @@ LogicalResult Executor::vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient) {
     auto kvHeads = attrs.getAs<IntegerAttr>("num_kv_heads");
     ref::Tensor dq, dk, dv;
     if (failed(run(ref::attentionBackward(P(0), P(1), P(2), *heads, dy, dq, dk,
-                                          dv,
-                                          kvHeads ? kvHeads.getInt() : 0))))
+                                          dv, kvHeads ? kvHeads.getInt() : 0))))
       return failure();
     gradient = std::move(wrt == 0 ? dq : wrt == 1 ? dk : dv);
     return success();

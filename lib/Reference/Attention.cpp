@@ -90,8 +90,7 @@ Status piper::ref::attention(const Tensor &q, const Tensor &k, const Tensor &v,
                              int64_t numHeads, Tensor &out,
                              int64_t numKvHeads) {
   AttentionDims d;
-  PIPER_REF_TRY(
-      checkAttention("attention", q, k, v, numHeads, numKvHeads, d));
+  PIPER_REF_TRY(checkAttention("attention", q, k, v, numHeads, numKvHeads, d));
   double scale = 1.0 / std::sqrt(static_cast<double>(d.headDim));
   Tensor y = Tensor::zeros(q.shape);
   std::vector<double> p(static_cast<size_t>(d.seq));

@@ -606,8 +606,7 @@ DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
       for (unsigned index : rule->getTokenGatheredOperands(locals))
         sharder.gatherFor(nested->getOpOperand(index), gatherName);
     }
-    insertDerivedPartialSums(sharder, body, ops, argType, outputTypes,
-                             partial);
+    insertDerivedPartialSums(sharder, body, ops, argType, outputTypes, partial);
     partial.close(ops);
     partial.reduce(sharder, reduce);
     if (hasColumn)

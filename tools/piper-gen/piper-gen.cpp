@@ -117,13 +117,12 @@ cl::opt<int64_t> kvHeads(
     cl::desc("Key/value heads of grouped-query attention (divide --heads; "
              "1: multi-query); default: --heads"),
     cl::value_desc("N"), cl::cat(sizeCategory));
-cl::opt<bool> qkNorm("qk-norm",
-                     cl::desc("Qwen3's per-head RMSNorm of q and k"),
+cl::opt<bool> qkNorm("qk-norm", cl::desc("Qwen3's per-head RMSNorm of q and k"),
                      cl::cat(sizeCategory));
-cl::opt<double> ropeTheta(
-    "rope-theta",
-    cl::desc("Rotary embedding of q and k with this base; 0: none"),
-    cl::value_desc("F"), cl::cat(sizeCategory));
+cl::opt<double>
+    ropeTheta("rope-theta",
+              cl::desc("Rotary embedding of q and k with this base; 0: none"),
+              cl::value_desc("F"), cl::cat(sizeCategory));
 cl::opt<double> capacityFactor(
     "capacity-factor",
     cl::desc("MoE expert capacity factor: C = ceil(f * T * k / E), at most "
@@ -163,19 +162,18 @@ void printConfigs(llvm::raw_ostream &os) {
       llvm::raw_string_ostream aos(attention = "");
       aos << (c.qkNorm ? "qk-norm" : "");
       if (c.ropeTheta > 0)
-        aos << (c.qkNorm ? "," : "") << "rope="
-            << llvm::format("%g", c.ropeTheta);
+        aos << (c.qkNorm ? "," : "")
+            << "rope=" << llvm::format("%g", c.ropeTheta);
     }
-    os << llvm::formatv("{0,-9} {1,-5} {2,6} {3,6} {4,5} {5,3} {6,5} {7,7} "
-                        "{8,5} {9,7} {10,5} {11,5} {12,4} {13,-12} {14,-18} "
-                        "{15,10}\n",
-                        c.name, stringifyModelKind(c.model), cell(c.layers),
-                        cell(c.hidden), cell(c.heads),
-                        cell(c.model == ModelKind::MLP ? 0 : getKVHeads(c)),
-                        cell(c.ffn), cell(c.experts), cell(c.topK),
-                        cell(c.vocab), cell(c.seq), cell(c.batch),
-                        cell(c.inFeatures), capacity, attention,
-                        getParameterCount(c.model, c));
+    os << llvm::formatv(
+        "{0,-9} {1,-5} {2,6} {3,6} {4,5} {5,3} {6,5} {7,7} "
+        "{8,5} {9,7} {10,5} {11,5} {12,4} {13,-12} {14,-18} "
+        "{15,10}\n",
+        c.name, stringifyModelKind(c.model), cell(c.layers), cell(c.hidden),
+        cell(c.heads), cell(c.model == ModelKind::MLP ? 0 : getKVHeads(c)),
+        cell(c.ffn), cell(c.experts), cell(c.topK), cell(c.vocab), cell(c.seq),
+        cell(c.batch), cell(c.inFeatures), capacity, attention,
+        getParameterCount(c.model, c));
   }
 }
 

@@ -84,8 +84,7 @@ LogicalResult inferGroupedAttentionLocalForm(const DistributionQuery &query,
     return failure();
   }
   int64_t factor = getChannelSplit(query.operands[0], query.localOperands[0]);
-  int64_t kvFactor =
-      getChannelSplit(query.operands[1], query.localOperands[1]);
+  int64_t kvFactor = getChannelSplit(query.operands[1], query.localOperands[1]);
   if (!heads || factor < 1 || factor != kvFactor ||
       heads.getInt() % factor != 0 || kvHeads.getInt() % factor != 0) {
     if (error)
@@ -97,9 +96,9 @@ LogicalResult inferGroupedAttentionLocalForm(const DistributionQuery &query,
   }
   form.resultTypes.push_back(query.localOperands[0]);
   MLIRContext *ctx = heads.getContext();
-  form.attrs.push_back(
-      NamedAttribute(StringAttr::get(ctx, "num_heads"),
-                     IntegerAttr::get(heads.getType(), heads.getInt() / factor)));
+  form.attrs.push_back(NamedAttribute(
+      StringAttr::get(ctx, "num_heads"),
+      IntegerAttr::get(heads.getType(), heads.getInt() / factor)));
   form.attrs.push_back(NamedAttribute(
       StringAttr::get(ctx, "num_kv_heads"),
       IntegerAttr::get(kvHeads.getType(), kvHeads.getInt() / factor)));
@@ -257,11 +256,10 @@ SmallVector<bool> RmsNormOp::getPartialSums(const DistributionQuery &query) {
   if (!query.isVJP())
     return partial;
   for (int64_t wrt : query.wrt)
-    partial.push_back(wrt == 1 &&
-                      isDimSplit(query.operands[0], query.localOperands[0],
-                                 cast<RankedTensorType>(query.operands[0])
-                                         .getRank() -
-                                     1));
+    partial.push_back(
+        wrt == 1 &&
+        isDimSplit(query.operands[0], query.localOperands[0],
+                   cast<RankedTensorType>(query.operands[0]).getRank() - 1));
   return partial;
 }
 
@@ -304,9 +302,9 @@ LogicalResult AttentionOp::inferLocalForm(const DistributionQuery &query,
                   << " ways";
         return failure();
       }
-      form.attrs.push_back(NamedAttribute(
-          StringAttr::get(kv.getContext(), "num_kv_heads"),
-          IntegerAttr::get(kv.getType(), kv.getInt() / factor)));
+      form.attrs.push_back(
+          NamedAttribute(StringAttr::get(kv.getContext(), "num_kv_heads"),
+                         IntegerAttr::get(kv.getType(), kv.getInt() / factor)));
     }
     return success();
   }

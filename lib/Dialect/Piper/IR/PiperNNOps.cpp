@@ -320,8 +320,8 @@ LogicalResult AttentionOp::verify() {
   int64_t kvHeads = getNumKvHeads().value_or(numHeads);
   if (kvHeads < 1 || numHeads % kvHeads != 0)
     return emitOpError() << "num_kv_heads (" << kvHeads
-                         << ") must be >= 1 and divide num_heads ("
-                         << numHeads << ")";
+                         << ") must be >= 1 and divide num_heads (" << numHeads
+                         << ")";
   int64_t kvHidden = kvDim.size();
   if (!ShapedType::isDynamic(hidden) && !ShapedType::isDynamic(kvHidden) &&
       kvHidden * numHeads != hidden * kvHeads)

@@ -7,9 +7,9 @@
 //===----------------------------------------------------------------------===//
 //
 // Linear ops (add, sub, mul, reshape, transpose, cast, rope) differentiate
-// into other piper ops. Every other op differentiates into one `piper.vjp` per operand,
-// executed by the op's reference VJP: one op per operand is what lets the
-// autodiff pass separate input-gradient (BI) from weight-gradient (BW) work
+// into other piper ops. Every other op differentiates into one `piper.vjp` per
+// operand, executed by the op's reference VJP: one op per operand is what lets
+// the autodiff pass separate input-gradient (BI) from weight-gradient (BW) work
 // by dependence alone.
 //
 //===----------------------------------------------------------------------===//
@@ -181,11 +181,10 @@ struct RopeVJPModel
                          SmallVectorImpl<Value> &operandCotangents) const {
     auto rope = cast<RopeOp>(op);
     if (needed[0])
-      operandCotangents[0] =
-          RopeOp::create(b, op->getLoc(), rope.getType(), resultCotangents[0],
-                         rope.getHeadDimAttr(), rope.getThetaAttr(),
-                         rope.getInverse() ? UnitAttr()
-                                           : UnitAttr::get(b.getContext()));
+      operandCotangents[0] = RopeOp::create(
+          b, op->getLoc(), rope.getType(), resultCotangents[0],
+          rope.getHeadDimAttr(), rope.getThetaAttr(),
+          rope.getInverse() ? UnitAttr() : UnitAttr::get(b.getContext()));
     return success();
   }
 };
