@@ -35,8 +35,11 @@ Status checkAttention(const std::string &op, const Tensor &q, const Tensor &k,
                       const Tensor &v, int64_t numHeads, int64_t numKvHeads,
                       AttentionDims &dims) {
   PIPER_REF_TRY(checkRank(op, "q", q, 3));
-  if (numKvHeads == 0)
+  if (numKvHeads == 0 || numKvHeads == numHeads) {
+    PIPER_REF_TRY(checkSameShape(op, "q", q, "k", k));
+    PIPER_REF_TRY(checkSameShape(op, "q", q, "v", v));
     numKvHeads = numHeads;
+  }
   if (numHeads < 1)
     return fail(op, "num_heads must be >= 1, got ", numHeads);
   if (numKvHeads < 1 || numHeads % numKvHeads != 0)
@@ -46,9 +49,14 @@ Status checkAttention(const std::string &op, const Tensor &q, const Tensor &k,
     return fail(op, "hidden size ", q.shape[2],
                 " is not divisible by num_heads ", numHeads);
   int64_t headDim = q.shape[2] / numHeads;
+  // Grouped-query attention: k and v hold numKvHeads heads.
   Shape kvShape = {q.shape[0], q.shape[1], numKvHeads * headDim};
-  PIPER_REF_TRY(checkCotangent(op, "k", k, kvShape));
-  PIPER_REF_TRY(checkCotangent(op, "v", v, kvShape));
+  for (auto [name, t] : {std::pair<const char *, const Tensor *>{"k", &k},
+                         {"v", &v}})
+    if (t->shape != kvShape)
+      return fail(op, name, " has shape ", str(t->shape),
+                  " but q has shape ", str(q.shape), "; with ", numKvHeads,
+                  " key/value heads it must be ", str(kvShape));
   dims.batch = q.shape[0];
   dims.seq = q.shape[1];
   dims.hidden = q.shape[2];

@@ -73,8 +73,11 @@ TEST(GroupedTest, GroupedQueryAttentionIsAttentionOnRepeatedHeads) {
 TEST(GroupedTest, GroupedQueryAttentionChecksShapes) {
   Tensor q = Tensor::zeros({1, 2, 8}), k = Tensor::zeros({1, 2, 8}), y;
   // 2 key/value heads of 2 channels are 4 channels, not 8.
-  EXPECT_FALSE(attention(q, k, k, 4, y, 2).ok());
-  EXPECT_FALSE(attention(q, k, k, 4, y, 3).ok());
+  EXPECT_EQ(errorOf(attention(q, k, k, 4, y, 2)),
+            "attention: k has shape [1, 2, 8] but q has shape [1, 2, 8]; with "
+            "2 key/value heads it must be [1, 2, 4]");
+  EXPECT_EQ(errorOf(attention(q, k, k, 4, y, 3)),
+            "attention: num_kv_heads 3 must be >= 1 and divide num_heads 4");
 }
 
 TEST(GroupedTest, GroupedRmsNormIsRmsNormOfGroupRows) {
@@ -96,7 +99,9 @@ TEST(GroupedTest, GroupedRmsNormIsRmsNormOfGroupRows) {
   EXPECT_EQ(dx.data, dxWant.data);
   EXPECT_EQ(dw.data, dwWant.data);
   Tensor bad = Tensor::zeros({3});
-  EXPECT_FALSE(rmsnorm(x, bad, 1e-6, y).ok());
+  EXPECT_EQ(errorOf(rmsnorm(x, bad, 1e-6, y)),
+            "rmsnorm: w has shape [3] but x has shape [3, 8]; it must be [G] "
+            "with G dividing 8");
 }
 
 TEST(GroupedTest, RopeIsARotation) {
@@ -137,7 +142,8 @@ TEST(GroupedTest, RopeHandComputed) {
   EXPECT_EQ(y.data[1], 2.0);
   EXPECT_NEAR(y.data[2], std::cos(1.0) - 2.0 * std::sin(1.0), 1e-15);
   EXPECT_NEAR(y.data[3], 2.0 * std::cos(1.0) + std::sin(1.0), 1e-15);
-  EXPECT_FALSE(rope(x, 3, 1.0, false, y).ok());
+  EXPECT_EQ(errorOf(rope(x, 3, 1.0, false, y)),
+            "rope: head_dim 3 must be even and divide the channels 2");
 }
 
 } // namespace
