@@ -8,7 +8,9 @@
 //
 // piper.attention (q, k, v [B, S, D], D = H * Dh, head h the channels
 // [h Dh, (h+1) Dh)) and its piper.vjp w.r.t. q, k and v as linalg on
-// tensors, per head batch n = b H + h:
+// tensors, per head batch n = b H + h. Grouped-query attention (k, v with
+// Hkv < H heads) first repeats each key/value head for its H / Hkv query
+// heads (a linalg.broadcast) and sums their gradients back (linalg.reduce):
 //
 //   split:    x [B, S, D] -> [B, S, H, Dh] -> [B, H, S, Dh] -> [B H, S, Dh]
 //   scores:   S = Q K^T                      (batch_matmul, K transposed)
@@ -60,6 +62,8 @@ namespace {
 /// The sizes of one attention and the types it computes in.
 struct AttentionShape {
   int64_t batch, seq, heads, headDim;
+  /// Key/value heads (grouped-query attention: fewer than `heads`).
+  int64_t kvHeads;
   /// The element type of q, k, v and the result.
   FloatType elt;
   /// Scores, probabilities and their gradients: f32 for narrower types.
@@ -79,8 +83,8 @@ struct AttentionShape {
 /// The shape of an attention on `q` with `heads` heads, or a located error
 /// on `op` (the op's verifier checks the forward; a piper.vjp's
 /// forward_attrs are checked only here).
-FailureOr<AttentionShape> attentionShape(Operation *op, Value q,
-                                         int64_t heads) {
+FailureOr<AttentionShape> attentionShape(Operation *op, Value q, int64_t heads,
+                                         int64_t kvHeads) {
   auto type = dyn_cast<RankedTensorType>(q.getType());
   if (!type || type.getRank() != 3 || !type.hasStaticShape())
     return op->emitError() << "the native lowering of attention needs q of a "
@@ -90,10 +94,18 @@ FailureOr<AttentionShape> attentionShape(Operation *op, Value q,
   if (heads < 1 || hidden % heads != 0)
     return op->emitError() << "num_heads " << heads
                            << " does not divide the hidden size " << hidden;
+  if (kvHeads < 1 || heads % kvHeads != 0)
+    return op->emitError() << "num_kv_heads " << kvHeads
+                           << " does not divide num_heads " << heads;
   auto elt = cast<FloatType>(type.getElementType());
   FloatType acc = accumulatorType(elt);
-  return AttentionShape{
-      type.getDimSize(0), type.getDimSize(1), heads, hidden / heads, elt, acc};
+  return AttentionShape{type.getDimSize(0),
+                        type.getDimSize(1),
+                        heads,
+                        hidden / heads,
+                        kvHeads,
+                        elt,
+                        acc};
 }
 
 /// A tensor of `type` filled with `value`.
@@ -121,10 +133,59 @@ Value splitHeads(OpBuilder &b, Location loc, Value x, const AttentionShape &s) {
   return tensor::CollapseShapeOp::create(b, loc, t, {{0, 1}, {2}, {3}});
 }
 
+/// Grouped-query k or v [B, S, Hkv Dh] -> [B, S, H Dh], each key/value head
+/// repeated for the H / Hkv query heads of its group (repeat_interleave);
+/// x itself when every query head has its own.
+Value repeatKV(OpBuilder &b, Location loc, Value x, const AttentionShape &s) {
+  if (s.kvHeads == s.heads)
+    return x;
+  int64_t group = s.heads / s.kvHeads;
+  auto elt = cast<RankedTensorType>(x.getType()).getElementType();
+  auto split =
+      RankedTensorType::get({s.batch, s.seq, s.kvHeads, s.headDim}, elt);
+  Value e = tensor::ExpandShapeOp::create(
+      b, loc, split, x, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{s.batch, s.seq, s.kvHeads, group, s.headDim},
+      elt);
+  Value wide =
+      linalg::BroadcastOp::create(b, loc, e, init, ArrayRef<int64_t>{3})
+          .getResult()
+          .front();
+  return tensor::CollapseShapeOp::create(
+      b, loc, wide, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3, 4}});
+}
+
+/// The transpose of repeatKV: a gradient [B, S, H Dh] summed over the query
+/// heads of each group to [B, S, Hkv Dh].
+Value sumGroups(OpBuilder &b, Location loc, Value x, const AttentionShape &s) {
+  if (s.kvHeads == s.heads)
+    return x;
+  int64_t group = s.heads / s.kvHeads;
+  auto elt =
+      cast<FloatType>(cast<RankedTensorType>(x.getType()).getElementType());
+  auto split =
+      RankedTensorType::get({s.batch, s.seq, s.kvHeads, group, s.headDim}, elt);
+  Value e = tensor::ExpandShapeOp::create(
+      b, loc, split, x, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3, 4}});
+  auto sumType =
+      RankedTensorType::get({s.batch, s.seq, s.kvHeads, s.headDim}, elt);
+  Value init = filled(b, loc, sumType, 0.0);
+  Value sum = linalg::ReduceOp::create(
+                  b, loc, ValueRange{e}, ValueRange{init}, ArrayRef<int64_t>{3},
+                  [](OpBuilder &nb, Location nl, ValueRange args) {
+                    Value v = arith::AddFOp::create(nb, nl, args[1], args[0]);
+                    linalg::YieldOp::create(nb, nl, v);
+                  })
+                  .getResult(0);
+  return tensor::CollapseShapeOp::create(
+      b, loc, sum, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+}
+
 /// The inverse of splitHeads, rounding to the element type once if the
 /// heads were computed wider.
 Value mergeHeads(OpBuilder &b, Location loc, Value x, const AttentionShape &s,
-                 RankedTensorType resultType) {
+                 RankedTensorType resultType, bool sumKV = false) {
   auto wide = cast<RankedTensorType>(x.getType()).getElementType();
   auto expanded =
       RankedTensorType::get({s.batch, s.heads, s.seq, s.headDim}, wide);
@@ -140,6 +201,8 @@ Value mergeHeads(OpBuilder &b, Location loc, Value x, const AttentionShape &s,
       RankedTensorType::get({s.batch, s.seq, s.heads * s.headDim}, wide);
   Value merged =
       tensor::CollapseShapeOp::create(b, loc, flatType, t, {{0}, {1}, {2, 3}});
+  if (sumKV)
+    merged = sumGroups(b, loc, merged, s);
   if (wide == resultType.getElementType())
     return merged;
   return buildElementwise(
@@ -292,7 +355,10 @@ std::string outlinedName(StringRef kind, const AttentionShape &s) {
   std::string name;
   llvm::raw_string_ostream os(name);
   os << "piper_" << kind << "_" << s.batch << "x" << s.seq << "x"
-     << s.heads * s.headDim << "_h" << s.heads << "_" << s.elt;
+     << s.heads * s.headDim << "_h" << s.heads;
+  if (s.kvHeads != s.heads)
+    os << "_kv" << s.kvHeads;
+  os << "_" << s.elt;
   return name;
 }
 
@@ -307,14 +373,17 @@ struct AttentionForward : OpConversionPattern<AttentionOp> {
     if (failed(kernelFloatType(op, /*report=*/true)))
       return failure();
     FailureOr<AttentionShape> s =
-        attentionShape(op, adaptor.getQ(), op.getNumHeads());
+        attentionShape(op, adaptor.getQ(), op.getNumHeads(),
+                       op.getNumKvHeads().value_or(op.getNumHeads()));
     if (failed(s))
       return failure();
     Location loc = op.getLoc();
     auto body = [&](ValueRange args) -> SmallVector<Value> {
       Value qh = splitHeads(rewriter, loc, args[0], *s);
-      Value kh = splitHeads(rewriter, loc, args[1], *s);
-      Value vh = splitHeads(rewriter, loc, args[2], *s);
+      Value kh =
+          splitHeads(rewriter, loc, repeatKV(rewriter, loc, args[1], *s), *s);
+      Value vh =
+          splitHeads(rewriter, loc, repeatKV(rewriter, loc, args[2], *s), *s);
       Value probs = causalProbs(rewriter, loc, qh, kh, *s);
       Value out =
           buildBatchMatmul(rewriter, loc, probs, vh, false, false, s->acc);
@@ -351,12 +420,16 @@ struct AttentionVJP : OpConversionPattern<VJPOp> {
                 "primals and 1 cotangent, got "
              << primals.size() << " and " << adaptor.getCotangents().size();
     Value dy = adaptor.getCotangents().front();
-    if (llvm::any_of(primals.getTypes(),
-                     [&](Type t) { return t != dy.getType(); }))
+    auto kvHeads = attrs.getAs<IntegerAttr>("num_kv_heads");
+    if (primals[0].getType() != dy.getType() ||
+        primals[1].getType() != primals[2].getType() ||
+        (!kvHeads && primals[1].getType() != dy.getType()))
       return op.emitError() << "piper.vjp of piper.attention: q, k, v and "
-                               "the cotangent must have one type";
+                               "the cotangent must have one type (k and v "
+                               "their own with num_kv_heads)";
     FailureOr<AttentionShape> s =
-        attentionShape(op, primals[0], heads.getInt());
+        attentionShape(op, primals[0], heads.getInt(),
+                       kvHeads ? kvHeads.getInt() : heads.getInt());
     if (failed(s))
       return failure();
 
@@ -378,10 +451,10 @@ struct AttentionVJP : OpConversionPattern<VJPOp> {
     llvm::sort(wrts);
     wrts.erase(llvm::unique(wrts), wrts.end());
     auto wants = [&](int64_t i) { return llvm::is_contained(wrts, i); };
-    auto resultType = cast<RankedTensorType>(dy.getType());
     auto body = [&](ValueRange args) -> SmallVector<Value> {
       Value qh = splitHeads(rewriter, loc, args[0], *s);
-      Value kh = splitHeads(rewriter, loc, args[1], *s);
+      Value kh =
+          splitHeads(rewriter, loc, repeatKV(rewriter, loc, args[1], *s), *s);
       Value dyh = splitHeads(rewriter, loc, args[3], *s);
       Value probs = causalProbs(rewriter, loc, qh, kh, *s);
       Value dq, dk, dv;
@@ -389,7 +462,8 @@ struct AttentionVJP : OpConversionPattern<VJPOp> {
         dv = buildBatchMatmul(rewriter, loc, probs, dyh, /*transA=*/true, false,
                               s->acc);
       if (wants(0) || wants(1)) {
-        Value vh = splitHeads(rewriter, loc, args[2], *s);
+        Value vh =
+            splitHeads(rewriter, loc, repeatKV(rewriter, loc, args[2], *s), *s);
         Value dProbs = buildBatchMatmul(rewriter, loc, dyh, vh, false,
                                         /*transB=*/true, s->acc);
         Value dScores = scoreGradient(rewriter, loc, probs, dProbs, *s);
@@ -402,11 +476,12 @@ struct AttentionVJP : OpConversionPattern<VJPOp> {
       }
       SmallVector<Value> gradients;
       for (int64_t wrt : wrts)
-        gradients.push_back(mergeHeads(rewriter, loc,
-                                       wrt == 0   ? dq
-                                       : wrt == 1 ? dk
-                                                  : dv,
-                                       *s, resultType));
+        gradients.push_back(mergeHeads(
+            rewriter, loc,
+            wrt == 0   ? dq
+            : wrt == 1 ? dk
+                       : dv,
+            *s, cast<RankedTensorType>(primals[wrt].getType()), wrt > 0));
       return gradients;
     };
     std::string kind = "attention_vjp";
@@ -414,7 +489,9 @@ struct AttentionVJP : OpConversionPattern<VJPOp> {
       kind += std::to_string(wrt);
     SmallVector<Value> args(primals);
     args.push_back(dy);
-    SmallVector<Type> types(wrts.size(), resultType);
+    SmallVector<Type> types;
+    for (int64_t wrt : wrts)
+      types.push_back(primals[wrt].getType());
     ValueRange gradients =
         callOutlined(rewriter, op, outlinedName(kind, *s), args, types, body);
     for (VJPOp member : group) {

@@ -241,6 +241,7 @@ void mlir::piper::populateConvertToKernelsPatterns(
       context);
   populateElementwiseToLinalgPatterns(patterns);
   populateAttentionToLinalgPatterns(patterns);
+  populateRopeToLinalgPatterns(patterns);
   populateBatchedMatmulToLinalgPatterns(patterns);
   populateNormToLinalgPatterns(patterns);
   populateSoftmaxToLinalgPatterns(patterns);

@@ -86,6 +86,7 @@ bool mlir::piper::hasKernelPattern(Operation *op) {
              CastOp>(op) ||
          isa<AttentionOp, SoftmaxOp, RmsNormOp, LayerNormOp, EmbeddingOp,
              CrossEntropyOp>(op) ||                               // Rows
+         isa<RopeOp>(op) ||                                       // RoPE
          isa<ReshapeOp, TransposeOp>(op) ||                       // Layout
          isa<RouterOp, DispatchOp, ExpertFfnOp, CombineOp>(op) || // MoE
          isa<SgdUpdateOp, AdamWUpdateOp>(op);                     // Updates

@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
 
 namespace mlir::piper {
 
@@ -79,6 +80,8 @@ void populateBatchedMatmulToLinalgPatterns(RewritePatternSet &patterns);
 /// piper.attention and its piper.vjp as linalg.batch_matmul and softmax
 /// generics on tensors (AttentionToLinalg.cpp).
 void populateAttentionToLinalgPatterns(RewritePatternSet &patterns);
+/// piper.rope as linalg on tensors (RopeToLinalg.cpp).
+void populateRopeToLinalgPatterns(RewritePatternSet &patterns);
 
 /// linalg.batch_matmul on f32/f64 buffers (default maps, or A or B read
 /// transposed) to piper_k_batch_gemm_<t> calls (BatchMatmulToBlas.cpp), and
@@ -132,6 +135,10 @@ void populateMoEToLinalgPatterns(RewritePatternSet &patterns);
 void populateUpdatesToLinalgPatterns(RewritePatternSet &patterns);
 /// piper.cast as arith.extf/truncf in a linalg.generic (CastToLinalg.cpp).
 void populateCastToLinalgPatterns(RewritePatternSet &patterns);
+
+/// math.erf (only) as calls to libm's erf/erff, before vectors and
+/// memrefs go to LLVM (ErfToLibm.cpp).
+std::unique_ptr<Pass> createErfToLibmPass();
 
 } // namespace mlir::piper
 

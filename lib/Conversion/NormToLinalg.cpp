@@ -14,7 +14,9 @@
 // kernel that reads them per row and the weights per column. The VJPs
 // recompute the statistics from x, as the reference does, so BI and BW can
 // run apart; a piper.vjp with several `wrt` shares them. Weight gradients
-// are column reductions (sum over rows). Arithmetic follows lib/Reference
+// are column reductions (sum over rows). A grouped RMSNorm (w shorter than
+// the rows: per-head q/k norms) first reshapes x to rows of w's size.
+// Arithmetic follows lib/Reference
 // (Norms.cpp) operation by operation, so f64 plans agree with the
 // interpreter to rounding.
 //
@@ -27,6 +29,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -42,12 +45,53 @@ constexpr double kLayerNormEpsilon = 1e-5;
 
 /// What every norm kernel reads: x as rows [R, H], the accumulator type and
 /// the loop sizes.
+/// A grouped RMSNorm (w [G] shorter than the rows, the per-head q/k norm)
+/// works on rows of G channels: [R, H] -> [R H / G, G], contiguous, so only
+/// a reshape.
+Value asGroups(OpBuilder &b, Location loc, Value rows, int64_t group) {
+  auto type = cast<RankedTensorType>(rows.getType());
+  int64_t r = type.getDimSize(0), h = type.getDimSize(1);
+  if (group <= 0 || group == h)
+    return rows;
+  auto split =
+      RankedTensorType::get({r, h / group, group}, type.getElementType());
+  Value x3 = tensor::ExpandShapeOp::create(
+      b, loc, split, rows, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  return tensor::CollapseShapeOp::create(
+      b, loc, x3, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+}
+
+/// The inverse of asGroups, back to rows of `rowsType`'s width.
+Value fromGroups(OpBuilder &b, Location loc, Value groups,
+                 RankedTensorType rowsType) {
+  auto type = cast<RankedTensorType>(groups.getType());
+  if (type.getShape() == rowsType.getShape())
+    return groups;
+  int64_t r = rowsType.getDimSize(0), g = type.getDimSize(1);
+  auto split = RankedTensorType::get({r, rowsType.getDimSize(1) / g, g},
+                                     type.getElementType());
+  Value x3 = tensor::ExpandShapeOp::create(
+      b, loc, split, groups, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  return tensor::CollapseShapeOp::create(
+      b, loc, x3, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+}
+
+/// The size of w's dim 0: RMSNorm's group.
+int64_t groupOf(Value w) {
+  return cast<RankedTensorType>(w.getType()).getDimSize(0);
+}
+
 struct Rows {
   Value x;
   FloatType acc;
   SmallVector<int64_t, 2> loops;
+  /// x's rows before grouping ([R, H]).
+  RankedTensorType rowsType;
 
-  Rows(OpBuilder &b, Location loc, Value input) : x(asRows(b, loc, input)) {
+  Rows(OpBuilder &b, Location loc, Value input, int64_t group = 0)
+      : x(asRows(b, loc, input)) {
+    rowsType = cast<RankedTensorType>(x.getType());
+    x = asGroups(b, loc, x, group);
     auto type = cast<RankedTensorType>(x.getType());
     acc = accumulatorType(type.getElementType());
     loops.assign(type.getShape().begin(), type.getShape().end());
@@ -129,7 +173,7 @@ struct RmsNormToLinalg : OpConversionPattern<RmsNormOp> {
     if (!elt)
       return success(); // Reported; see checkedElementType.
     Location loc = op.getLoc();
-    Rows r(rewriter, loc, adaptor.getX());
+    Rows r(rewriter, loc, adaptor.getX(), groupOf(adaptor.getW()));
     Value s = rmsScale(rewriter, loc, r,
                        forwardFloatAttr(op, "epsilon", kRmsNormEpsilon));
     Value y = build1(
@@ -141,7 +185,9 @@ struct RmsNormToLinalg : OpConversionPattern<RmsNormOp> {
           Value xs = arith::MulFOp::create(nb, nl, a[0], a[1]);
           return narrow(nb, nl, arith::MulFOp::create(nb, nl, xs, a[2]), elt);
         });
-    rewriter.replaceOp(op, fromRows(rewriter, loc, y, op.getType()));
+    rewriter.replaceOp(op, fromRows(rewriter, loc,
+                                    fromGroups(rewriter, loc, y, r.rowsType),
+                                    op.getType()));
     return success();
   }
 };
@@ -149,9 +195,9 @@ struct RmsNormToLinalg : OpConversionPattern<RmsNormOp> {
 /// dx = s (dy w - x s^2 mean(dy w x)) and dw = sum over rows of dy x s.
 SmallVector<Value> rmsNormVJP(OpBuilder &b, Location loc, VJPOp op,
                               ValueRange primals, Value cotangent, Type elt) {
-  Rows r(b, loc, primals[0]);
   Value w = primals[1];
-  Value dy = asRows(b, loc, cotangent);
+  Rows r(b, loc, primals[0], groupOf(w));
+  Value dy = asGroups(b, loc, asRows(b, loc, cotangent), groupOf(w));
   Value s =
       rmsScale(b, loc, r, forwardFloatAttr(op, "epsilon", kRmsNormEpsilon));
   SmallVector<Value> gradients;
@@ -194,7 +240,8 @@ SmallVector<Value> rmsNormVJP(OpBuilder &b, Location loc, VJPOp op,
           Value d = arith::SubFOp::create(nb, nl, g, c);
           return narrow(nb, nl, arith::MulFOp::create(nb, nl, s, d), elt);
         });
-    gradients.push_back(fromRows(b, loc, dx, primals[0].getType()));
+    gradients.push_back(fromRows(b, loc, fromGroups(b, loc, dx, r.rowsType),
+                                 primals[0].getType()));
   }
   return gradients;
 }

@@ -186,7 +186,7 @@ bool isForwardOp(Operation *op) {
   return isa<MatmulOp, LinearOp, AddOp, SubOp, MulOp, ReluOp, GeluOp, SiluOp,
              SwigluOp, SoftmaxOp, RmsNormOp, LayerNormOp, AttentionOp,
              EmbeddingOp, CrossEntropyOp, ReshapeOp, TransposeOp, RouterOp,
-             DispatchOp, ExpertFfnOp, CombineOp, CastOp,
+             DispatchOp, ExpertFfnOp, CombineOp, CastOp, RopeOp,
              ElementwiseOpInterface>(op);
 }
 
@@ -604,7 +604,13 @@ LogicalResult Executor::execute(Operation &op,
         return single(op, results, [&](Out &out) {
           return ref::attention(tensor(o.getQ()), tensor(o.getK()),
                                 tensor(o.getV()), o.getNumHeadsAttr().getInt(),
-                                out);
+                                out, o.getNumKvHeads().value_or(0));
+        });
+      })
+      .Case([&](RopeOp o) {
+        return single(op, results, [&](Out &out) {
+          return ref::rope(tensor(o.getX()), o.getHeadDim(),
+                           o.getTheta().convertToDouble(), o.getInverse(), out);
         });
       })
       .Case([&](EmbeddingOp o) {
@@ -949,9 +955,10 @@ LogicalResult Executor::vjpOne(VJPOp op, int64_t wrt, ref::Tensor &gradient) {
     FailureOr<int64_t> heads = intAttr("num_heads");
     if (failed(heads))
       return failure();
+    auto kvHeads = attrs.getAs<IntegerAttr>("num_kv_heads");
     ref::Tensor dq, dk, dv;
-    if (failed(run(
-            ref::attentionBackward(P(0), P(1), P(2), *heads, dy, dq, dk, dv))))
+    if (failed(run(ref::attentionBackward(P(0), P(1), P(2), *heads, dy, dq, dk,
+                                          dv, kvHeads ? kvHeads.getInt() : 0))))
       return failure();
     gradient = std::move(wrt == 0 ? dq : wrt == 1 ? dk : dv);
     return success();

@@ -90,7 +90,11 @@ ArrayRef<ModelConfig> modelgen::getNamedConfigs() {
   // of Qwen3 (151936); head dim 128 as in Qwen3 (heads = hidden / 128); one
   // sequence per step, the microbatch the pipeline schedules move around
   // (grow it with --batch for data parallelism); capacity factor 1.0.
-  // Parameter totals: about 1.08e9 and 9.48e9.
+  // Qwen3's attention: grouped-query with 4 key/value heads (Qwen3-0.6B
+  // has 2 query heads per key/value head, the MoE models 8: 4 keeps both
+  // tensor-parallel to 4 ways), per-head q/k RMSNorm and rotary embeddings
+  // with theta 1e6; the LM head is untied, as in Qwen3's MoE models
+  // (--tie-embeddings ties it). Parameter totals: about 1.05e9 and 9.33e9.
   //
   // deepseek_v3 has DeepSeek-V3's sizes (61 layers, hidden 7168, 128 heads,
   // 256 routed experts of width 2048, top-8, vocabulary 129280, sequence
@@ -101,12 +105,12 @@ ArrayRef<ModelConfig> modelgen::getNamedConfigs() {
   using K = ModelKind;
   // clang-format off
   static const ModelConfig configs[] = {
-      // name      model   L     H   nh     F  E  k       V     S  B  In  cf
+      // name      model   L     H   nh     F  E  k       V     S  B  In  cf  tie  kv   qk  theta
       {"tiny-mlp", K::MLP,  2,   32,  0,    0, 0, 0,      8,    0, 4, 16, 0.0},
       {"tiny-gpt", K::GPT,  2,   16,  2,   32, 0, 0,     32,    8, 2,  0, 0.0},
       {"tiny-moe", K::MoE,  2,   16,  2,   16, 4, 2,     32,    8, 2,  0, 0.0},
-      {"qwen3_1b", K::MoE, 16, 1024,  8, 3584, 4, 2, 151936,  512, 1,  0, 1.0},
-      {"qwen3_9b", K::MoE, 24, 2048, 16, 7168, 8, 2, 151936, 2048, 1,  0, 1.0},
+      {"qwen3_1b", K::MoE, 16, 1024,  8, 3584, 4, 2, 151936,  512, 1,  0, 1.0, false, 4, true, 1e6},
+      {"qwen3_9b", K::MoE, 24, 2048, 16, 7168, 8, 2, 151936, 2048, 1,  0, 1.0, false, 4, true, 1e6},
       {"deepseek_v3", K::MoE, 61, 7168, 128, 2048, 256, 8, 129280, 4096, 1, 0, 1.0},
   };
   // clang-format on
@@ -188,8 +192,16 @@ SmallVector<ParamSpec> modelgen::getParameters(ModelKind kind,
   for (int64_t l = 0; l < c.layers; ++l) {
     std::string prefix = llvm::formatv("layers.{0}", l).str();
     add(prefix + ".attn_norm.weight", {h}, InitKind::Ones);
-    for (StringRef w : {"wq", "wk", "wv", "wo"})
-      add(prefix + ".attn." + w, {h, h}, InitKind::Normal);
+    int64_t headDim = c.heads ? h / c.heads : h;
+    int64_t kv = getKVHeads(c) * headDim;
+    add(prefix + ".attn.wq", {h, h}, InitKind::Normal);
+    add(prefix + ".attn.wk", {h, kv}, InitKind::Normal);
+    add(prefix + ".attn.wv", {h, kv}, InitKind::Normal);
+    add(prefix + ".attn.wo", {h, h}, InitKind::Normal);
+    if (c.qkNorm) {
+      add(prefix + ".attn.q_norm.weight", {headDim}, InitKind::Ones);
+      add(prefix + ".attn.k_norm.weight", {headDim}, InitKind::Ones);
+    }
     add(prefix + ".mlp_norm.weight", {h}, InitKind::Ones);
     if (kind == ModelKind::GPT) {
       add(prefix + ".mlp.w_gate", {h, f}, InitKind::Normal);
@@ -321,6 +333,23 @@ llvm::Error modelgen::validateOptions(const GenOptions &options) {
     return makeError(llvm::formatv("--hidden={0} is not divisible by "
                                    "--heads={1}",
                                    c.hidden, c.heads));
+  if (kind == ModelKind::MLP && (c.kvHeads || c.qkNorm || c.ropeTheta))
+    return makeError("--kv-heads, --qk-norm and --rope-theta need "
+                     "--model=gpt or moe: the mlp has no attention");
+  if (kind != ModelKind::MLP &&
+      (c.kvHeads < 0 || (c.kvHeads > 0 && c.heads % c.kvHeads != 0)))
+    return makeError(llvm::formatv("--kv-heads={0} must be >= 1 and divide "
+                                   "--heads={1}",
+                                   c.kvHeads, c.heads));
+  if (!(c.ropeTheta >= 0.0) || !std::isfinite(c.ropeTheta))
+    return makeError(llvm::formatv("--rope-theta must be >= 0 (0: no rotary "
+                                   "embedding), got {0}",
+                                   c.ropeTheta));
+  if (kind != ModelKind::MLP && c.ropeTheta > 0 &&
+      (c.hidden / c.heads) % 2 != 0)
+    return makeError(llvm::formatv("--rope-theta needs an even head dim, "
+                                   "got {0} (--hidden / --heads)",
+                                   c.hidden / c.heads));
   if (kind == ModelKind::MoE) {
     if (c.topK > c.experts)
       return makeError(llvm::formatv("--top-k={0} is larger than "

@@ -264,13 +264,33 @@ Value ModelBuilder::attention(const Twine &prefix, Value x) {
                     param(prefix + ".attn_norm.weight"));
   // q, k, v as [T, H] projections, viewed as [B, S, H] for the op, whose
   // heads are contiguous channel blocks of H.
-  auto project = [&](StringRef name, StringRef w) {
+  // Grouped-query attention projects k and v to fewer heads; Qwen3 then
+  // normalises each head of q and k and rotates both by position.
+  int64_t headDim = h / config.heads, kvHeads = getKVHeads(config);
+  auto project = [&](StringRef name, StringRef w, int64_t width) {
     Value rows = linear(loc(p + name + "_proj"), a, param(p + w));
-    return reshape(loc(p + name), rows, {batch, seq, h});
+    return reshape(loc(p + name), rows, {batch, seq, width});
   };
-  Value q = project("q", "wq"), k = project("k", "wk"), v = project("v", "wv");
-  Value o = AttentionOp::create(b, loc(p + "core"), q.getType(), q, k, v,
-                                static_cast<uint64_t>(config.heads));
+  Value q = project("q", "wq", h);
+  Value k = project("k", "wk", kvHeads * headDim);
+  Value v = project("v", "wv", kvHeads * headDim);
+  if (config.qkNorm) {
+    q = rmsnorm(loc(p + "q_norm"), q, param(p + "q_norm.weight"));
+    k = rmsnorm(loc(p + "k_norm"), k, param(p + "k_norm.weight"));
+  }
+  if (config.ropeTheta > 0) {
+    auto rope = [&](StringRef name, Value x) -> Value {
+      return RopeOp::create(b, loc(p + name), x.getType(), x,
+                            b.getI64IntegerAttr(headDim),
+                            b.getF64FloatAttr(config.ropeTheta), UnitAttr());
+    };
+    q = rope("q_rope", q);
+    k = rope("k_rope", k);
+  }
+  Value o = AttentionOp::create(
+      b, loc(p + "core"), q.getType(), q, k, v,
+      static_cast<uint64_t>(config.heads),
+      kvHeads == config.heads ? IntegerAttr() : b.getI64IntegerAttr(kvHeads));
   o = reshape(loc(p + "merged"), o, {batch * seq, h});
   o = linear(loc(p + "o_proj"), o, param(p + "wo"));
   return AddOp::create(b, loc(p + "residual"), x, o);

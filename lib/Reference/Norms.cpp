@@ -39,6 +39,20 @@ Status checkNorm(
   return checkEps(op, eps);
 }
 
+/// Validates RMSNorm's x [..., H] and w [G], G dividing H: groups of G
+/// channels are normalised apart (G = H: whole rows). Since groups are
+/// contiguous, x is then rows of G.
+Status checkRmsNorm(const std::string &op, const Tensor &x, const Tensor &w,
+                    double eps) {
+  PIPER_REF_TRY(checkMinRank(op, "x", x, 1));
+  PIPER_REF_TRY(checkRank(op, "w", w, 1));
+  if (w.shape[0] < 1 || x.shape.back() % w.shape[0] != 0)
+    return fail(op, "w has shape ", str(w.shape), " but x has shape ",
+                str(x.shape), "; it must be [G] with G dividing ",
+                x.shape.back());
+  return checkEps(op, eps);
+}
+
 /// 1 / sqrt(mean(row^2) + eps).
 double rmsScale(const double *row, int64_t h, double eps) {
   double sumSq = 0.0;
@@ -65,8 +79,8 @@ std::pair<double, double> meanAndScale(const double *row, int64_t h,
 
 Status piper::ref::rmsnorm(const Tensor &x, const Tensor &w, double eps,
                            Tensor &out) {
-  PIPER_REF_TRY(checkNorm("rmsnorm", x, eps, {{"w", &w}}));
-  int64_t h = x.shape.back(), rows = leadingNumel(x.shape);
+  PIPER_REF_TRY(checkRmsNorm("rmsnorm", x, w, eps));
+  int64_t h = w.shape[0], rows = x.numel() / h;
   Tensor y = Tensor::zeros(x.shape);
   for (int64_t r = 0; r < rows; ++r) {
     const double *xr = x.data.data() + r * h;
@@ -81,9 +95,9 @@ Status piper::ref::rmsnorm(const Tensor &x, const Tensor &w, double eps,
 Status piper::ref::rmsnormBackwardInput(const Tensor &x, const Tensor &w,
                                         double eps, const Tensor &dy,
                                         Tensor &dx) {
-  PIPER_REF_TRY(checkNorm("rmsnorm BI", x, eps, {{"w", &w}}));
+  PIPER_REF_TRY(checkRmsNorm("rmsnorm BI", x, w, eps));
   PIPER_REF_TRY(checkCotangent("rmsnorm BI", "dy", dy, x.shape));
-  int64_t h = x.shape.back(), rows = leadingNumel(x.shape);
+  int64_t h = w.shape[0], rows = x.numel() / h;
   Tensor g = Tensor::zeros(x.shape);
   for (int64_t r = 0; r < rows; ++r) {
     const double *xr = x.data.data() + r * h;
@@ -104,9 +118,9 @@ Status piper::ref::rmsnormBackwardInput(const Tensor &x, const Tensor &w,
 Status piper::ref::rmsnormBackwardWeight(const Tensor &x, const Tensor &w,
                                          double eps, const Tensor &dy,
                                          Tensor &dw) {
-  PIPER_REF_TRY(checkNorm("rmsnorm BW", x, eps, {{"w", &w}}));
+  PIPER_REF_TRY(checkRmsNorm("rmsnorm BW", x, w, eps));
   PIPER_REF_TRY(checkCotangent("rmsnorm BW", "dy", dy, x.shape));
-  int64_t h = x.shape.back(), rows = leadingNumel(x.shape);
+  int64_t h = w.shape[0], rows = x.numel() / h;
   Tensor g = Tensor::zeros(w.shape);
   for (int64_t r = 0; r < rows; ++r) {
     const double *xr = x.data.data() + r * h;

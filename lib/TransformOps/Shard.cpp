@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "piper/Analysis/LocalSizes.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/IR/PiperDistributionRule.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
@@ -418,16 +419,61 @@ private:
 /// `op`'s operand types with operand `weight` split `ways` ways by column
 /// (its last dim) or row (dim 0): what one device holds once the directive
 /// splits the weight, which is what its rule is asked about.
-SmallVector<Type> withWeightSplit(Operation *op, unsigned weight, Role role,
-                                  int64_t ways) {
-  SmallVector<Type> types(op->getOperandTypes());
-  auto type = cast<RankedTensorType>(types[weight]);
+/// `t` split `ways` ways by column (last dim) or row (dim 0).
+Type withSplit(Type t, Role role, int64_t ways) {
+  auto type = cast<RankedTensorType>(t);
   SmallVector<int64_t> shape(type.getShape());
   unsigned dim = role == Role::Column ? shape.size() - 1 : 0;
   if (!ShapedType::isDynamic(shape[dim]))
     shape[dim] /= ways;
-  types[weight] = RankedTensorType::get(shape, type.getElementType());
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+SmallVector<Type> withWeightSplit(Operation *op, unsigned weight, Role role,
+                                  int64_t ways) {
+  SmallVector<Type> types(op->getOperandTypes());
+  types[weight] = withSplit(types[weight], role, ways);
   return types;
+}
+
+/// The partial sums of ops without a weight of their own, which sum over
+/// channels that the splits of earlier ops leave split (a grouped RMSNorm's
+/// weight gradient, over a device's share of the heads). What one device
+/// holds of each value follows the rules (LocalSizes) from `argType`; the
+/// body's outputs are recorded in `outputTypes` for the bodies after it.
+void insertDerivedPartialSums(
+    Sharder &sharder, Body body, ArrayRef<Operation *> ops,
+    function_ref<Type(Body, BlockArgument)> argType,
+    DenseMap<std::pair<Operation *, unsigned>, Type> &outputTypes,
+    PartialSums &partial) {
+  SmallVector<Type> args;
+  for (BlockArgument arg : body.fn.getArguments()) {
+    Type local = argType(body, arg);
+    args.push_back(local ? local : arg.getType());
+  }
+  LocalSizes sizes(body.fn, args);
+  for (auto [index, type] : llvm::enumerate(sizes.getResultTypes()))
+    outputTypes[{body.fn, index}] = type;
+  if (!sizes.isSplit())
+    return;
+  for (Operation *nested : ops) {
+    std::optional<DistributionRule> rule = DistributionRule::get(nested);
+    if (!rule || rule->getWeightOperand())
+      continue;
+    SmallVector<Type> locals;
+    for (Value operand : nested->getOperands())
+      locals.push_back(sizes.getLocalType(operand));
+    for (auto [result, isPartial] :
+         llvm::zip(nested->getResults(), rule->getPartialSums(locals))) {
+      if (!isPartial)
+        continue;
+      std::string name = rule->getRuleName().str();
+      for (Value operand : nested->getOperands())
+        if (std::optional<Param> param = sharder.paramOf(body, operand))
+          name = param->name().str();
+      partial.insert(result, (rule->isGradient() ? "d " : "") + name);
+    }
+  }
 }
 
 DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
@@ -483,6 +529,30 @@ DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
                                               : "row-parallel");
   };
 
+  // What one device holds of a body argument: a split parameter's shard,
+  // or an output of a body visited before (by callee and result index);
+  // null (whole) otherwise.
+  DenseMap<std::pair<Operation *, unsigned>, Type> outputTypes;
+  auto argType = [&](Body body, BlockArgument arg) -> Type {
+    if (std::optional<Param> param = sharder.paramOf(body, arg)) {
+      for (Pattern &pattern : patterns)
+        if (pattern.glob.match(param->name()))
+          return withSplit(arg.getType(), pattern.role, sharder.size);
+      return Type();
+    }
+    Value carried = body.task->getOperand(arg.getArgNumber());
+    while (auto transfer = carried.getDefiningOp<TransferOp>())
+      carried = transfer.getValue();
+    auto maker = carried.getDefiningOp<TaskOp>();
+    if (!maker)
+      return Type();
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        maker, maker.getCalleeAttr());
+    return callee ? outputTypes.lookup(
+                        {callee, cast<OpResult>(carried).getResultNumber()})
+                  : Type();
+  };
+
   for (Body body : bodies) {
     sharder.startBody();
     StringRef node = body.task.getName();
@@ -536,6 +606,7 @@ DiagnosedSilenceableFailure shardTensors(Sharder &sharder,
       for (unsigned index : rule->getTokenGatheredOperands(locals))
         sharder.gatherFor(nested->getOpOperand(index), gatherName);
     }
+    insertDerivedPartialSums(sharder, body, ops, argType, outputTypes, partial);
     partial.close(ops);
     partial.reduce(sharder, reduce);
     if (hasColumn)

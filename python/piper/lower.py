@@ -41,7 +41,41 @@ class _Probs:
         self.masked = masked
 
 
-_PENDING = (_Scaled, _Masked, _Probs)
+class _Half:
+    """x[..., :D/2] (which 0) or x[..., D/2:] (which 1), maybe negated:
+    pieces of rotate_half."""
+    def __init__(self, x, which, neg=False):
+        self.x, self.which, self.neg = x, which, neg
+
+
+class _Rotated:
+    """rotate_half(x) = cat(-x[..., D/2:], x[..., :D/2])."""
+    def __init__(self, x):
+        self.x = x
+
+
+class _RotSin:
+    """rotate_half(x) * sin, waiting for `x * cos +`."""
+    def __init__(self, x, sin):
+        self.x, self.sin = x, sin
+
+
+class _Expanded:
+    """A key/value tensor unsqueezed at `dim` and expanded `n` times there:
+    repeat_kv before its reshape."""
+    def __init__(self, x, dim, n):
+        self.x, self.dim, self.n = x, dim, n
+
+
+class _Repeated:
+    """Key/value heads [B, Hkv, S, D] repeated `n` times each (dim 1), as
+    repeat_interleave(n, dim=1) or expand + reshape give them."""
+    def __init__(self, x, n):
+        self.x, self.n = x, n
+
+
+_PENDING = (_Scaled, _Masked, _Probs, _Half, _Rotated, _RotSin, _Expanded,
+            _Repeated)
 
 
 def op_name(node):
@@ -125,6 +159,13 @@ class Lowering:
 
     def tensor(self, a, what="operand"):
         v = self.val(a)
+        if isinstance(v, (_Half, _Rotated, _RotSin)):
+            self.fail("%s uses a half or rotation of a tensor outside the "
+                      "rotary pattern x * cos + cat(-x2, x1) * sin"
+                      % op_name(self.node))
+        if isinstance(v, (_Expanded, _Repeated)):
+            self.fail("%s uses repeated key/value heads outside attention"
+                      % op_name(self.node))
         if isinstance(v, _PENDING):
             self.fail("%s uses attention scores outside the pattern "
                       "softmax(masked_fill(q @ k^T * scale, causal mask, -inf))"
@@ -132,6 +173,9 @@ class Lowering:
         if not isinstance(v, ir.Value):
             self.fail("%s needs a tensor computed from the inputs as its %s, "
                       "got a constant" % (op_name(self.node), what))
+        if v.op is not None and getattr(v.op, "kv_repeat", None):
+            self.fail("%s uses scores of repeated key/value heads outside the "
+                      "attention pattern" % op_name(self.node))
         return v
 
     def param(self, p):
@@ -313,7 +357,16 @@ class Lowering:
         if not torch.allclose(got, want, rtol=1e-5, atol=1e-6):
             self.fail("module %s is named like an RMSNorm but does not compute "
                       "x / sqrt(mean(x^2) + eps) * weight" % type(m).__name__)
-        return self.b.full("piper.rmsnorm", [x, self.param(m.weight)], x.shape,
+        w = self.param(m.weight)
+        if len(x.shape) == 4 and w.shape == (x.shape[-1],):
+            # A norm over each head ([B, S, H, D] or [B, H, S, D]): the
+            # grouped piper.rmsnorm on the packed [B, S, H * D] heads, so
+            # tensor parallelism may split the heads.
+            src, rebuild = self.packed_heads(x)
+            out = self.b.full("piper.rmsnorm", [src, w], src.shape, x.dtype,
+                              {"epsilon": float(eps)})
+            return rebuild(out)
+        return self.b.full("piper.rmsnorm", [x, w], x.shape,
                            x.dtype, {"epsilon": float(eps)})
 
     # -- functions --------------------------------------------------------
@@ -335,6 +388,11 @@ class Lowering:
             return self.transpose_dims(args[0], 0, 1)
         if name == "masked_fill":
             return self.masked_fill(args[0], args[1], args[2])
+        if name == "expand":
+            sizes = args[1:] if not isinstance(args[1], (list, tuple)) else args[1]
+            return self.expand(args[0], self.val(list(sizes)))
+        if name == "repeat_interleave":
+            return self.repeat_interleave(node, args, kw)
         if name == "float" or name == "type_as" or name == "to":
             x = self.tensor(args[0])
             if ir.DTYPES.get(str(self.values[node].dtype)[6:]) == x.dtype:
@@ -404,6 +462,12 @@ class Lowering:
             return self.permute(args[0], self.val(list(args[1])))
         if f is torch.masked_fill:
             return self.masked_fill(args[0], args[1], args[2])
+        if f is operator.getitem:
+            return self.getitem(args[0], args[1])
+        if f is torch.cat:
+            return self.cat(args[0], args[1] if len(args) > 1 else kw.get("dim", 0))
+        if f is torch.repeat_interleave:
+            return self.repeat_interleave(node, args, kw)
         if f is F.dropout:
             p = args[1] if len(args) > 1 else kw.get("p", 0.5)
             training = args[2] if len(args) > 2 else kw.get("training", True)
@@ -450,9 +514,10 @@ class Lowering:
         return self.b.constant(tensor.tolist(), tuple(tensor.shape), "i64")
 
     def gelu(self, x, approximate):
+        if approximate == "none":
+            return self.b.same("piper.gelu_erf", self.tensor(x))
         if approximate != "tanh":
-            self.unsupported(" with approximate='%s' (piper.gelu is the tanh "
-                             "approximation: use approximate='tanh')" % approximate)
+            self.unsupported(" with approximate='%s'" % approximate)
         return self.b.same("piper.gelu", self.tensor(x))
 
     def softmax(self, x, dim):
@@ -482,6 +547,10 @@ class Lowering:
         if kw.get("alpha", 1) != 1:
             self.unsupported(" with alpha")
         av, bv = self.val(a), self.val(b)
+        if name == "piper.add":
+            for x, y in ((av, bv), (bv, av)):
+                if isinstance(y, _RotSin) and isinstance(x, ir.Value):
+                    return self.rope(x, y)
         if isinstance(av, ir.Value) and isinstance(bv, ir.Value):
             if av.shape != bv.shape:
                 av, bv = self.broadcast_embedding(av, bv)
@@ -534,6 +603,9 @@ class Lowering:
     def multiply(self, a, b):
         av, bv = self.val(a), self.val(b)
         for x, y in ((av, bv), (bv, av)):
+            if isinstance(x, _Rotated) and isinstance(y, _Const):
+                return _RotSin(x.x, y.value)
+        for x, y in ((av, bv), (bv, av)):
             if isinstance(y, (int, float)) or (
                     isinstance(y, _Const) and torch.as_tensor(y.value).numel() == 1):
                 if not _is_constant(x):
@@ -551,6 +623,8 @@ class Lowering:
 
     def scale(self, x, s):
         v = self.val(x)
+        if isinstance(v, _Half) and s == -1.0:
+            return _Half(v.x, v.which, not v.neg)
         if isinstance(v, ir.Value) and v.op is not None and v.op.name == "piper.matmul" and len(v.shape) == 4:
             return _Scaled(v, s)
         if isinstance(v, _Scaled):
@@ -561,7 +635,19 @@ class Lowering:
     def matmul(self, a, b):
         av = self.val(a)
         if isinstance(av, _Probs):
-            return self.attention(av, self.tensor(b))
+            v = self.val(b)
+            return self.attention(av, v if isinstance(v, _Repeated) else self.tensor(b))
+        rep = self.val(b)
+        if isinstance(rep, _Repeated) and isinstance(av, ir.Value):
+            # q @ k^T with k's heads repeated: scores only the attention
+            # pattern may read (tensor() refuses them elsewhere).
+            kt = rep.x
+            if len(av.shape) != 4 or len(kt.shape) != 4:
+                self.unsupported(": repeated key/value heads need 4-d q and k")
+            out = self.b.full("piper.matmul", [av, kt],
+                              av.shape[:-1] + (kt.shape[-1],), av.dtype)
+            out.op.kv_repeat = rep.n
+            return out
         av, bv = self.tensor(a), self.tensor(b)
         if len(av.shape) < 2 or len(bv.shape) < 2:
             self.unsupported(": both operands need rank >= 2")
@@ -588,9 +674,18 @@ class Lowering:
         scores = scaled.scores
         q4, kt = scores.op.operands
         B, H, S, D = q4.shape
+        k_rep = getattr(scores.op, "kv_repeat", None) or 1
+        v_rep = 1
+        if isinstance(v4, _Repeated):
+            v4, v_rep = v4.x, v4.n
+        KV = kt.shape[1]
+        if KV * k_rep != H or v4.shape[1] != KV or v_rep != k_rep:
+            self.fail("attention with %d query heads reads %d key heads "
+                      "repeated %d times and %d value heads repeated %d times"
+                      % (H, KV, k_rep, v4.shape[1], v_rep))
         q = self.heads_source(q4, (0, 2, 1, 3), (B, S, H, D))
-        k = self.heads_source(kt, (0, 2, 3, 1), (B, S, H, D))
-        v = self.heads_source(v4, (0, 2, 1, 3), (B, S, H, D))
+        k = self.heads_source(kt, (0, 2, 3, 1), (B, S, KV, D))
+        v = self.heads_source(v4, (0, 2, 1, 3), (B, S, KV, D))
         if q is None or k is None or v is None:
             self.fail("attention operands must be [B, S, H*D] tensors viewed "
                       "as [B, S, H, D] and transposed to heads [B, H, S, D] "
@@ -608,8 +703,11 @@ class Lowering:
         if mask.dtype != torch.bool or not bool((mask == causal).all()):
             self.fail("the attention mask is not causal (masked exactly where "
                       "key position > query position)")
+        attrs = {"num_heads": H}
+        if KV != H:
+            attrs["num_kv_heads"] = KV
         out = self.b.full("piper.attention", [q, k, v], (B, S, H * D), q.dtype,
-                          {"num_heads": H})
+                          attrs)
         return self.b.transpose(self.b.reshape(out, (B, S, H, D)), (0, 2, 1, 3))
 
     def heads_source(self, x, perm, split_shape):
@@ -624,9 +722,140 @@ class Lowering:
         B, S, H, D = split_shape
         return self.b.reshape(r, (B, S, H * D))
 
+    # -- rotary embeddings and repeated key/value heads -------------------
+    def packed_heads(self, x):
+        """`x`, heads [B, S, H, D] or [B, H, S, D], as the packed [B, S, H D]
+        tensor it views, and how to view a result of that shape as `x` is."""
+        seq_major = True
+        y = x
+        if x.op is not None and x.op.name == "piper.transpose" and \
+                tuple(x.op.attrs["permutation"]) == (0, 2, 1, 3):
+            y, seq_major = x.op.operands[0], False
+        B, S, H, D = y.shape
+        src = self.b.reshape(y, (B, S, H * D))
+
+        def rebuild(r):
+            r4 = self.b.reshape(r, (B, S, H, D))
+            return r4 if seq_major else self.b.transpose(r4, (0, 2, 1, 3))
+        return src, rebuild
+
+    def getitem(self, x, index):
+        v = self.val(x)
+        out = self.values[self.node]
+        items = index if isinstance(index, tuple) else (index,)
+        full = slice(None, None, None)
+        if all(i is None or i is Ellipsis or i == full for i in items):
+            return self.b.reshape(self.tensor(x), tuple(out.shape))
+        last = items[-1]
+        prefix_ok = all(i is Ellipsis or i == full for i in items[:-1]) and (
+            Ellipsis in items[:-1] or isinstance(v, ir.Value) and
+            len(items) == len(v.shape))
+        if isinstance(v, ir.Value) and isinstance(last, slice) and prefix_ok \
+                and last.step in (None, 1):
+            D = v.shape[-1]
+            if D % 2 == 0 and (last.start, last.stop) in ((None, D // 2), (0, D // 2)):
+                return _Half(v, 0)
+            if D % 2 == 0 and (last.start, last.stop) in ((D // 2, None), (D // 2, D)):
+                return _Half(v, 1)
+        self.unsupported(" (indexing: only views and the halves "
+                         "x[..., :D/2], x[..., D/2:] of rotate_half)")
+
+    def cat(self, pieces, dim):
+        ps = [self.val(p) for p in pieces]
+        if len(ps) == 2 and all(isinstance(p, _Half) for p in ps):
+            a, b = ps
+            r = len(a.x.shape)
+            if (a.x is b.x and dim % r == r - 1 and a.which == 1 and a.neg
+                    and b.which == 0 and not b.neg):
+                return _Rotated(a.x)
+        self.unsupported(" (only rotate_half's cat((-x[..., D/2:], "
+                         "x[..., :D/2]), dim=-1))")
+
+    def expand(self, x, sizes):
+        v = self.tensor(x)
+        target = tuple(v.shape[i] if int(s) == -1 else int(s)
+                       for i, s in enumerate(sizes))
+        if target == v.shape:
+            return v
+        grown = [d for d in range(len(v.shape)) if v.shape[d] != target[d]]
+        if (len(grown) == 1 and v.shape[grown[0]] == 1 and v.op is not None
+                and v.op.name == "piper.reshape"):
+            d = grown[0]
+            src = v.op.operands[0]
+            if src.shape == v.shape[:d] + v.shape[d + 1:]:
+                return _Expanded(src, d, target[d])
+        self.unsupported(" (expand: only an unsqueezed dim, to repeat "
+                         "key/value heads)")
+
+    def repeat_interleave(self, node, args, kw):
+        x = self.tensor(args[0])
+        n = args[1] if len(args) > 1 else kw.get("repeats")
+        dim = args[2] if len(args) > 2 else kw.get("dim")
+        n, dim = self.val(n), self.val(dim)
+        if not isinstance(n, int) or dim is None or len(x.shape) != 4 or dim % 4 != 1:
+            self.unsupported(" (only an int count over the heads dim 1 of "
+                             "[B, Hkv, S, D] key/value heads)")
+        return _Repeated(x, n)
+
+    def rope(self, xcos, rotsin):
+        """x * cos + rotate_half(x) * sin as one piper.rope."""
+        x = rotsin.x
+        mul = xcos.op
+        if (mul is None or mul.name != "piper.mul" or x not in mul.operands
+                or len(x.shape) != 4):
+            self.fail("rotary embedding must be x * cos + rotate_half(x) * sin "
+                      "of one 4-d heads tensor x")
+        other = mul.operands[1] if mul.operands[0] is x else mul.operands[0]
+        if other.op is None or other.op.name != "arith.constant":
+            self.fail("rotary embedding: cos must be a constant table")
+        cos = torch.as_tensor(other.op.payload, dtype=torch.float64).expand(x.shape)
+        sin_t = torch.as_tensor(rotsin.sin)
+        sin = sin_t.to(torch.float64).expand(x.shape)
+        src, rebuild = self.packed_heads(x)
+        seq_dim = 2 if (x.op is not None and x.op.name == "piper.transpose"
+                        and tuple(x.op.attrs["permutation"]) == (0, 2, 1, 3)) else 1
+        B, S = src.shape[0], src.shape[1]
+        D = x.shape[-1]
+        theta = self.fit_theta(cos, sin, seq_dim, S, D)
+        tol = 1e-12 if sin_t.dtype == torch.float64 else 1e-5
+        want_cos, want_sin = _rope_tables(theta, S, D, seq_dim, x.shape)
+        if not (torch.allclose(cos, want_cos, rtol=0, atol=tol)
+                and torch.allclose(sin, want_sin, rtol=0, atol=tol)):
+            self.fail("the rotary tables are not cos/sin(position * "
+                      "theta^(-2c/D)) at positions 0..%d for any theta "
+                      "(fitted %r); piper.rope needs position ids 0..S-1 and "
+                      "tables computed in the model's dtype" % (S - 1, theta))
+        out = self.b.same("piper.rope", src, {"head_dim": D,
+                                              "theta": float(theta)})
+        return rebuild(out)
+
+    def fit_theta(self, cos, sin, seq_dim, S, D):
+        """theta from the angle of the slowest pair at position 1."""
+        if S < 2 or D < 4:
+            return 10000.0
+        idx = [0] * 4
+        idx[seq_dim] = 1
+        idx[3] = D // 2 - 1
+        a = math.atan2(float(sin[tuple(idx)]), float(cos[tuple(idx)]))
+        if a <= 0:
+            return 10000.0
+        theta = math.exp(-math.log(a) * D / (2.0 * (D // 2 - 1)))
+        if abs(theta - round(theta)) < 1e-6 * theta:
+            theta = float(round(theta))
+        return theta
+
     def view(self, node, x):
         if node.meta.get("piper_int_view"):
             return self.val(x)
+        e = self.val(x)
+        if isinstance(e, _Expanded):
+            shape = tuple(self.values[node].shape)
+            src = e.x.shape
+            merged = src[:e.dim - 1] + (src[e.dim - 1] * e.n,) + src[e.dim:]
+            if e.dim == 2 and len(src) == 4 and shape == merged:
+                return _Repeated(e.x, e.n)
+            self.fail("an expanded tensor may only be reshaped to repeat "
+                      "key/value heads ([B, Hkv, n, S, D] -> [B, Hkv n, S, D])")
         xv = self.tensor(x)
         if not xv.is_float():
             self.fail("integer tensors can only be reshaped directly after "
@@ -634,6 +863,13 @@ class Lowering:
         return self.b.reshape(xv, tuple(self.values[node].shape))
 
     def transpose_dims(self, x, d0, d1):
+        rv = self.val(x)
+        if isinstance(rv, _Repeated):
+            d0, d1 = self.val(d0) % 4, self.val(d1) % 4
+            if 1 in (d0, d1) or 0 in (d0, d1):
+                self.fail("repeated key/value heads may only be transposed "
+                          "in their last two dims")
+            return _Repeated(self.b.transpose(rv.x, (0, 1, 3, 2)), rv.n)
         xv = self.tensor(x)
         r = len(xv.shape)
         d0, d1 = self.val(d0) % r, self.val(d1) % r
@@ -650,6 +886,18 @@ class Lowering:
 class _Const:
     def __init__(self, value):
         self.value = value
+
+
+def _rope_tables(theta, S, D, seq_dim, shape):
+    """PyTorch's rotary tables in f64 (cat(freqs, freqs)), laid out with
+    positions on `seq_dim` and channels last, expanded to `shape`."""
+    inv = 1.0 / (theta ** (torch.arange(0, D, 2, dtype=torch.float64) / D))
+    freqs = torch.outer(torch.arange(S, dtype=torch.float64), inv)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    view = [1, 1, 1, D]
+    view[seq_dim] = S
+    return (emb.cos().reshape(view).expand(shape),
+            emb.sin().reshape(view).expand(shape))
 
 
 def _is_constant(v):

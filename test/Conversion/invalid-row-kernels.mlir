@@ -5,7 +5,7 @@
 
 // The weight of a norm VJP must match x's last dim.
 func.func @norm_vjp_with_a_mismatched_weight_is_rejected(%x: tensor<3x4xf64>, %w: tensor<5xf64>, %dy: tensor<3x4xf64>) -> tensor<3x4xf64> {
-  // expected-error@+1 {{'piper.rmsnorm' op last dim of x (size 4) does not match dim 0 of w (size 5)}}
+  // expected-error@+1 {{'piper.rmsnorm' op dim 0 of w (size 5) does not divide the last dim of x (size 4)}}
   %dx = piper.vjp "piper.rmsnorm" wrt [0] (%x, %w) cotangents (%dy) : (tensor<3x4xf64>, tensor<5xf64>), (tensor<3x4xf64>) -> tensor<3x4xf64>
   return %dx : tensor<3x4xf64>
 }

@@ -90,3 +90,17 @@
 
 // RUN: not piper-gen --config=tiny-mlp --tie-embeddings 2>&1 | FileCheck %s --check-prefix=TIE
 // TIE: piper-gen: error: --tie-embeddings needs --model=gpt or moe: the mlp has no embedding table to share with its head
+
+// Key/value heads divide the query heads.
+// RUN: not piper-gen --config=tiny-gpt --kv-heads=3 2>&1 | FileCheck %s --check-prefix=KV
+// KV: piper-gen: error: --kv-heads=3 must be >= 1 and divide --heads=2
+
+// The rotary embedding pairs the halves of a head.
+// RUN: not piper-gen --config=tiny-gpt --heads=16 --rope-theta=10000 2>&1 | FileCheck %s --check-prefix=ROPE
+// ROPE: piper-gen: error: --rope-theta needs an even head dim, got 1 (--hidden / --heads)
+
+// RUN: not piper-gen --config=tiny-gpt --rope-theta=-1 2>&1 | FileCheck %s --check-prefix=THETA
+// THETA: piper-gen: error: --rope-theta must be >= 0 (0: no rotary embedding), got -1
+
+// RUN: not piper-gen --config=tiny-mlp --qk-norm 2>&1 | FileCheck %s --check-prefix=MLPQK
+// MLPQK: piper-gen: error: --kv-heads, --qk-norm and --rope-theta need --model=gpt or moe: the mlp has no attention

@@ -17,8 +17,11 @@ error in a Piper kernel, its VJP or the autodiff shows up as a mismatch.
 Conventions of the generated models that this file relies on:
   - linear weights are stored input-major, [in, out]: y = x @ w (+ b);
   - RMSNorm: x / sqrt(mean(x^2) + 1e-6) * w (the op's default epsilon);
-  - attention is causal multi-head self-attention without biases or rotary
-    embedding; head h owns the contiguous channels [h*Dh, (h+1)*Dh) of q, k
+  - attention is causal multi-head self-attention without biases (with
+    --kv-heads, k and v have fewer heads, each read by a group of query
+    heads; with --qk-norm each head of q and k is RMS-normalised by
+    attn.q_norm/k_norm.weight; with --rope-theta q and k are rotated the
+    rotate_half way at positions 0..S-1); head h owns the contiguous channels [h*Dh, (h+1)*Dh) of q, k
     and v, scores are scaled by 1/sqrt(Dh); residuals around attention and
     FFN; final RMSNorm, then the (untied) LM head;
   - dense FFN: (silu(m @ w_gate) * (m @ w_up)) @ w_down;
@@ -82,18 +85,42 @@ def swiglu_ffn(m, w_gate, w_up, w_down):
     return (F.silu(m @ w_gate) * (m @ w_up)) @ w_down
 
 
-def causal_attention(q, k, v, batch, seq, heads):
-    """q, k, v: [T, H] rows; returns [T, H]."""
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def rope(x, theta):
+    """Rotary embedding of [B, n, S, Dh] heads at positions 0..S-1 (HF)."""
+    dh, seq = x.shape[-1], x.shape[-2]
+    inv = 1.0 / (theta ** (torch.arange(0, dh, 2, dtype=DTYPE) / dh))
+    freqs = torch.outer(torch.arange(seq, dtype=DTYPE), inv)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return x * emb.cos() + rotate_half(x) * emb.sin()
+
+
+def causal_attention(q, k, v, batch, seq, heads, q_norm=None, k_norm=None,
+                     theta=0.0):
+    """q [T, H], k, v [T, kv heads * Dh] rows; returns [T, H]. Optional
+    per-head q/k RMSNorm weights and a rotary base (Qwen3), key/value heads
+    repeated for grouped-query attention."""
     hidden = q.shape[-1]
     if hidden % heads:
         raise SystemExit("error: hidden size %d is not divisible by --heads=%d"
                          % (hidden, heads))
     dh = hidden // heads
+    kv_heads = k.shape[-1] // dh
 
-    def split(t):  # [T, H] -> [B, heads, S, Dh]
-        return t.reshape(batch, seq, heads, dh).transpose(1, 2)
+    def split(t, n):  # [T, n Dh] -> [B, n, S, Dh]
+        return t.reshape(batch, seq, n, dh).transpose(1, 2)
 
-    qh, kh, vh = split(q), split(k), split(v)
+    qh, kh, vh = split(q, heads), split(k, kv_heads), split(v, kv_heads)
+    if q_norm is not None:
+        qh, kh = rmsnorm(qh, q_norm), rmsnorm(kh, k_norm)
+    if theta > 0:
+        qh, kh = rope(qh, theta), rope(kh, theta)
+    kh = kh.repeat_interleave(heads // kv_heads, dim=1)
+    vh = vh.repeat_interleave(heads // kv_heads, dim=1)
     scores = qh @ kh.transpose(-1, -2) / math.sqrt(dh)
     future = torch.ones(seq, seq, dtype=torch.bool).triu(diagonal=1)
     scores = scores.masked_fill(future, float("-inf"))
@@ -147,7 +174,8 @@ def layer_count(p):
     return len(layers)
 
 
-ACTIVATIONS = {"relu": F.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh}
+ACTIVATIONS = {"relu": F.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh,
+               "gelu_erf": F.gelu}
 
 
 def mlp_loss(p, data, activation="relu"):
@@ -160,7 +188,7 @@ def mlp_loss(p, data, activation="relu"):
     return F.cross_entropy(logits, labels)
 
 
-def decoder_loss(p, data, model, heads, top_k, notes):
+def decoder_loss(p, data, model, heads, top_k, notes, theta=0.0):
     ids, labels = data
     batch, seq = ids.shape
     x = F.embedding(ids, p["embed.weight"]).reshape(batch * seq, -1)
@@ -170,7 +198,9 @@ def decoder_loss(p, data, model, heads, top_k, notes):
         q = a @ p[pre + "attn.wq"]
         k = a @ p[pre + "attn.wk"]
         v = a @ p[pre + "attn.wv"]
-        o = causal_attention(q, k, v, batch, seq, heads)
+        o = causal_attention(q, k, v, batch, seq, heads,
+                             p.get(pre + "attn.q_norm.weight"),
+                             p.get(pre + "attn.k_norm.weight"), theta)
         x = x + o @ p[pre + "attn.wo"]
         m = rmsnorm(x, p[pre + "mlp_norm.weight"])
         if model == "gpt":
@@ -182,7 +212,7 @@ def decoder_loss(p, data, model, heads, top_k, notes):
     return F.cross_entropy(logits, labels.reshape(-1))
 
 
-def expected_names(model, layers):
+def expected_names(model, layers, qk_norm=False):
     if model == "mlp":
         names = []
         for l in range(layers):
@@ -193,6 +223,8 @@ def expected_names(model, layers):
         pre = "layers.%d." % l
         names += [pre + "attn_norm.weight"]
         names += [pre + "attn." + w for w in ("wq", "wk", "wv", "wo")]
+        if qk_norm:
+            names += [pre + "attn.q_norm.weight", pre + "attn.k_norm.weight"]
         names += [pre + "mlp_norm.weight"]
         if model == "gpt":
             names += [pre + "mlp." + w for w in ("w_gate", "w_up", "w_down")]
@@ -231,6 +263,9 @@ def main():
                              "rewritten to piper.sigmoid or piper.tanh)")
     parser.add_argument("--heads", type=int, default=2,
                         help="attention heads (default 2, as tiny-gpt/tiny-moe)")
+    parser.add_argument("--rope-theta", type=float, default=0.0,
+                        help="rotary embedding base of q and k (0: none, as "
+                             "the tiny configs)")
     parser.add_argument("--top-k", type=int, default=2,
                         help="experts per token (default 2, as tiny-moe)")
     args = parser.parse_args()
@@ -243,7 +278,8 @@ def main():
 
     params = {name: tensor_of(entry).requires_grad_(True)
               for name, entry in dump["params"].items()}
-    expected = expected_names(args.model, layer_count(params))
+    expected = expected_names(args.model, layer_count(params),
+                              "layers.0.attn.q_norm.weight" in params)
     if list(params) != expected:
         raise SystemExit("error: the parameters of the dump are not those of "
                          "--model=%s:\n  dump:     %s\n  expected: %s"
@@ -265,7 +301,7 @@ def main():
         loss = mlp_loss(params, data, args.activation)
     else:
         loss = decoder_loss(params, data, args.model, args.heads, args.top_k,
-                            notes)
+                            notes, args.rope_theta)
     loss.backward()
 
     ok = True

@@ -124,6 +124,17 @@ cl::opt<std::string> strategyFile(
     cl::value_desc("file.json"), cl::cat(sizeCategory));
 cl::opt<int64_t> inFeatures("in-features", cl::desc("MLP input features"),
                             cl::value_desc("N"), cl::cat(sizeCategory));
+cl::opt<int64_t> kvHeads(
+    "kv-heads",
+    cl::desc("Key/value heads of grouped-query attention (divide --heads; "
+             "1: multi-query); default: --heads"),
+    cl::value_desc("N"), cl::cat(sizeCategory));
+cl::opt<bool> qkNorm("qk-norm", cl::desc("Qwen3's per-head RMSNorm of q and k"),
+                     cl::cat(sizeCategory));
+cl::opt<double>
+    ropeTheta("rope-theta",
+              cl::desc("Rotary embedding of q and k with this base; 0: none"),
+              cl::value_desc("F"), cl::cat(sizeCategory));
 cl::opt<double> capacityFactor(
     "capacity-factor",
     cl::desc("MoE expert capacity factor: C = ceil(f * T * k / E), at most "
@@ -140,11 +151,12 @@ void printConfigs(llvm::raw_ostream &os) {
   auto cell = [](int64_t v) {
     return v ? std::to_string(v) : std::string("-");
   };
-  os << llvm::formatv("{0,-9} {1,-5} {2,6} {3,6} {4,5} {5,5} {6,7} {7,5} "
-                      "{8,7} {9,5} {10,5} {11,4} {12,-12} {13,10}\n",
-                      "config", "model", "layers", "hidden", "heads", "ffn",
-                      "experts", "top-k", "vocab", "seq", "batch", "in",
-                      "capacity", "params");
+  os << llvm::formatv("{0,-9} {1,-5} {2,6} {3,6} {4,5} {5,3} {6,5} {7,7} "
+                      "{8,5} {9,7} {10,5} {11,5} {12,4} {13,-12} {14,-18} "
+                      "{15,10}\n",
+                      "config", "model", "layers", "hidden", "heads", "kv",
+                      "ffn", "experts", "top-k", "vocab", "seq", "batch", "in",
+                      "capacity", "attention", "params");
   for (const ModelConfig &c : getNamedConfigs()) {
     // The capacity C, with its factor or "T" where no token is dropped.
     std::string capacity = "-";
@@ -156,13 +168,24 @@ void printConfigs(llvm::raw_ostream &os) {
       else
         cos << "T)";
     }
-    os << llvm::formatv("{0,-9} {1,-5} {2,6} {3,6} {4,5} {5,5} {6,7} {7,5} "
-                        "{8,7} {9,5} {10,5} {11,4} {12,-12} {13,10}\n",
-                        c.name, stringifyModelKind(c.model), cell(c.layers),
-                        cell(c.hidden), cell(c.heads), cell(c.ffn),
-                        cell(c.experts), cell(c.topK), cell(c.vocab),
-                        cell(c.seq), cell(c.batch), cell(c.inFeatures),
-                        capacity, getParameterCount(c.model, c));
+    // Qwen3's attention features: q/k norm and the rotary base.
+    std::string attention = "-";
+    if (c.qkNorm || c.ropeTheta > 0) {
+      llvm::raw_string_ostream aos(attention = "");
+      aos << (c.qkNorm ? "qk-norm" : "");
+      if (c.ropeTheta > 0)
+        aos << (c.qkNorm ? "," : "")
+            << "rope=" << llvm::format("%g", c.ropeTheta);
+    }
+    os << llvm::formatv(
+        "{0,-9} {1,-5} {2,6} {3,6} {4,5} {5,3} {6,5} {7,7} "
+        "{8,5} {9,7} {10,5} {11,5} {12,4} {13,-12} {14,-18} "
+        "{15,10}\n",
+        c.name, stringifyModelKind(c.model), cell(c.layers), cell(c.hidden),
+        cell(c.heads), cell(c.model == ModelKind::MLP ? 0 : getKVHeads(c)),
+        cell(c.ffn), cell(c.experts), cell(c.topK), cell(c.vocab), cell(c.seq),
+        cell(c.batch), cell(c.inFeatures), capacity, attention,
+        getParameterCount(c.model, c));
   }
 }
 
@@ -213,6 +236,11 @@ llvm::Expected<GenOptions> getOptions() {
   override(inFeatures, c.inFeatures);
   if (capacityFactor.getNumOccurrences())
     c.capacityFactor = capacityFactor;
+  override(kvHeads, c.kvHeads);
+  if (qkNorm.getNumOccurrences())
+    c.qkNorm = qkNorm;
+  if (ropeTheta.getNumOccurrences())
+    c.ropeTheta = ropeTheta;
   c.tieEmbeddings = tieEmbeddings;
 
   options.pipelineStages = pipelineStages;

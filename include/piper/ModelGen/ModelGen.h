@@ -88,7 +88,21 @@ struct ModelConfig {
   /// (`embed.weight`) instead of its own `lm_head.weight`, so one parameter
   /// is used by the first and the last pipeline stage (`--tie-embeddings`).
   bool tieEmbeddings = false;
+  /// GPT/MoE: key/value heads of grouped-query attention (k and v project
+  /// to kvHeads * head dim); 0 means `heads` (multi-head attention).
+  int64_t kvHeads = 0;
+  /// GPT/MoE: Qwen3's per-head RMSNorm of q and k (`attn.q_norm.weight`,
+  /// `attn.k_norm.weight`, one head dim each) before the rotary embedding.
+  bool qkNorm = false;
+  /// GPT/MoE: the rotary embedding's base theta of q and k; 0 means no
+  /// rotary embedding.
+  double ropeTheta = 0.0;
 };
+
+/// The key/value heads of `config`'s attention (kvHeads, or heads).
+inline int64_t getKVHeads(const ModelConfig &config) {
+  return config.kvHeads > 0 ? config.kvHeads : config.heads;
+}
 
 /// The named configs, in the order `--list-configs` prints them.
 llvm::ArrayRef<ModelConfig> getNamedConfigs();

@@ -166,12 +166,23 @@ Status crossEntropyBackward(const Tensor &logits, const IndexTensor &labels,
 /// Per batch element and head: scores_ij = q_i . k_j / sqrt(hd) for j <= i
 /// (positions j > i are excluded, not just given a large negative score),
 /// p_i = softmax_j(scores_i), out_i = sum_j p_ij v_j. out is [B, S, D].
+/// Grouped-query attention: with numKvHeads (0: numHeads) dividing
+/// numHeads, k and v are [B, S, numKvHeads * hd] and query head h reads
+/// key/value head h / (numHeads / numKvHeads).
 Status attention(const Tensor &q, const Tensor &k, const Tensor &v,
-                 int64_t numHeads, Tensor &out);
-/// VJP of attention: dq, dk, dv (attention itself has no parameters).
+                 int64_t numHeads, Tensor &out, int64_t numKvHeads = 0);
+/// VJP of attention: dq, dk, dv (attention itself has no parameters); dk
+/// and dv sum over the query heads of their group.
 Status attentionBackward(const Tensor &q, const Tensor &k, const Tensor &v,
                          int64_t numHeads, const Tensor &dy, Tensor &dq,
-                         Tensor &dk, Tensor &dv);
+                         Tensor &dk, Tensor &dv, int64_t numKvHeads = 0);
+
+/// Rotary position embedding, rotate-half form: x [B, S, D] holds heads of
+/// headDim (even) channels; channel c < headDim/2 of a head pairs with
+/// c + headDim/2 and both rotate by a = s theta^(-2c/headDim) at position
+/// s (by -a when `inverse`, the transpose and so the VJP).
+Status rope(const Tensor &x, int64_t headDim, double theta, bool inverse,
+            Tensor &out);
 
 //===----------------------------------------------------------------------===//
 // Embedding (Embedding.cpp)

@@ -385,10 +385,20 @@ func.func @rmsnorm_weight_rank_is_checked(%x: tensor<4x16xf32>, %w: tensor<4x16x
 
 // -----
 
-// The weight has one entry per channel.
-func.func @rmsnorm_weight_size_is_checked(%x: tensor<4x16xf32>, %w: tensor<8xf32>) {
-  // expected-error@+1 {{'piper.rmsnorm' op last dim of x (size 16) does not match dim 0 of w (size 8)}}
-  %0 = piper.rmsnorm %x, %w : tensor<4x16xf32>, tensor<8xf32> -> tensor<4x16xf32>
+// The weight has one entry per channel of a group, and groups tile the
+// channels.
+func.func @rmsnorm_weight_size_is_checked(%x: tensor<4x16xf32>, %w: tensor<6xf32>) {
+  // expected-error@+1 {{'piper.rmsnorm' op dim 0 of w (size 6) does not divide the last dim of x (size 16)}}
+  %0 = piper.rmsnorm %x, %w : tensor<4x16xf32>, tensor<6xf32> -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// A grouped norm keeps x's type.
+func.func @grouped_rmsnorm_result_type_is_checked(%x: tensor<4x16xf32>, %w: tensor<4xf32>) {
+  // expected-error@+1 {{'piper.rmsnorm' op expected result type tensor<4x16xf32>, got tensor<4x4xf32>}}
+  %0 = piper.rmsnorm %x, %w : tensor<4x16xf32>, tensor<4xf32> -> tensor<4x4xf32>
   return
 }
 
@@ -1104,5 +1114,77 @@ func.func @combine_result_shape_is_checked(%y: tensor<8x6x64xf32>, %wts: tensor<
 func.func @combine_i32_indices_are_rejected(%y: tensor<8x6x64xf32>, %wts: tensor<16x2xf32>, %idx: tensor<16x2xi32>) {
   // expected-error@+1 {{'piper.combine' op operand #2 must be ranked tensor of i64 values, but got 'tensor<16x2xi32>'}}
   %0 = piper.combine %y, %wts, %idx : tensor<8x6x64xf32>, tensor<16x2xf32>, tensor<16x2xi32> -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+// Key/value heads divide the query heads.
+func.func @attention_kv_heads_divide_heads(%q: tensor<2x8x32xf32>, %kv: tensor<2x8x24xf32>) {
+  // expected-error@+1 {{'piper.attention' op num_kv_heads (3) must be >= 1 and divide num_heads (4)}}
+  %0 = piper.attention %q, %kv, %kv {num_heads = 4 : i64, num_kv_heads = 3 : i64} : tensor<2x8x32xf32>, tensor<2x8x24xf32>, tensor<2x8x24xf32> -> tensor<2x8x32xf32>
+  return
+}
+
+// -----
+
+// k and v hold num_kv_heads heads of q's head dim.
+func.func @attention_kv_channels_are_checked(%q: tensor<2x8x32xf32>, %kv: tensor<2x8x8xf32>) {
+  // expected-error@+1 {{'piper.attention' op dim 2 of k and v (size 8) must be num_kv_heads * head dim = 2 * 8}}
+  %0 = piper.attention %q, %kv, %kv {num_heads = 4 : i64, num_kv_heads = 2 : i64} : tensor<2x8x32xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32> -> tensor<2x8x32xf32>
+  return
+}
+
+// -----
+
+// Without num_kv_heads every query head has its own key/value head.
+func.func @attention_without_kv_heads_needs_equal_channels(%q: tensor<2x8x32xf32>, %kv: tensor<2x8x16xf32>) {
+  // expected-error@+1 {{'piper.attention' op dim 2 of k and v (size 16) must be num_kv_heads * head dim = 4 * 8}}
+  %0 = piper.attention %q, %kv, %kv {num_heads = 4 : i64} : tensor<2x8x32xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x32xf32>
+  return
+}
+
+// -----
+
+// The rotated pairs are the halves of a head: head_dim is even.
+func.func @rope_head_dim_is_even(%x: tensor<2x8x30xf32>) {
+  // expected-error@+1 {{'piper.rope' op head_dim must be even and >= 2, got 5}}
+  %0 = piper.rope %x {head_dim = 5 : i64} : tensor<2x8x30xf32>
+  return
+}
+
+// -----
+
+// Heads tile the channels.
+func.func @rope_head_dim_divides_channels(%x: tensor<2x8x30xf32>) {
+  // expected-error@+1 {{'piper.rope' op head_dim (4) does not divide dim 2 of x (size 30)}}
+  %0 = piper.rope %x {head_dim = 4 : i64} : tensor<2x8x30xf32>
+  return
+}
+
+// -----
+
+// Positions are dim 1 of [B, S, D].
+func.func @rope_x_has_rank_3(%x: tensor<8x32xf32>) {
+  // expected-error@+1 {{'piper.rope' op x must have rank 3, got tensor<8x32xf32>}}
+  %0 = piper.rope %x {head_dim = 8 : i64} : tensor<8x32xf32>
+  return
+}
+
+// -----
+
+// The frequency base is positive.
+func.func @rope_theta_is_positive(%x: tensor<2x8x32xf32>) {
+  // expected-error@+1 {{'piper.rope' op theta must be > 0, got -1}}
+  %0 = piper.rope %x {head_dim = 8 : i64, theta = -1.0 : f64} : tensor<2x8x32xf32>
+  return
+}
+
+// -----
+
+// The exact GELU keeps the type.
+func.func @gelu_erf_keeps_the_type(%x: tensor<4x16xf32>) {
+  // expected-error@+1 {{'piper.gelu_erf' op failed to verify that all of {x, result} have same type}}
+  %0 = "piper.gelu_erf"(%x) : (tensor<4x16xf32>) -> tensor<4x16xf64>
   return
 }

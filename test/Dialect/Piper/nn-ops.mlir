@@ -153,6 +153,49 @@ func.func @attention_dynamic_f64(%q: tensor<1x?x16xf64>, %k: tensor<1x?x16xf64>,
   return %o : tensor<1x?x16xf64>
 }
 
+// Grouped-query attention: 4 query heads read 2 key/value heads of 8.
+// CHECK-LABEL: func.func @attention_grouped(
+// CHECK:         piper.attention %{{.*}}, %{{.*}}, %{{.*}} {num_heads = 4 : i64, num_kv_heads = 2 : i64} : tensor<2x8x32xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x32xf32>
+func.func @attention_grouped(%q: tensor<2x8x32xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x16xf32>) -> tensor<2x8x32xf32> {
+  %o = piper.attention %q, %k, %v {num_heads = 4, num_kv_heads = 2} : tensor<2x8x32xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x32xf32>
+  return %o : tensor<2x8x32xf32>
+}
+
+// Multi-query attention over a dynamic sequence length.
+// CHECK-LABEL: func.func @attention_multi_query(
+// CHECK:         piper.attention %{{.*}}, %{{.*}}, %{{.*}} {num_heads = 4 : i64, num_kv_heads = 1 : i64} : tensor<2x?x32xf64>, tensor<2x?x8xf64>, tensor<2x?x8xf64> -> tensor<2x?x32xf64>
+func.func @attention_multi_query(%q: tensor<2x?x32xf64>, %k: tensor<2x?x8xf64>, %v: tensor<2x?x8xf64>) -> tensor<2x?x32xf64> {
+  %o = piper.attention %q, %k, %v {num_heads = 4, num_kv_heads = 1} : tensor<2x?x32xf64>, tensor<2x?x8xf64>, tensor<2x?x8xf64> -> tensor<2x?x32xf64>
+  return %o : tensor<2x?x32xf64>
+}
+
+// Per-head q/k norm: one weight of the head dim over every head.
+// CHECK-LABEL: func.func @rmsnorm_grouped(
+// CHECK:         piper.rmsnorm %{{.*}}, %{{.*}} : tensor<2x8x32xf32>, tensor<8xf32> -> tensor<2x8x32xf32>
+func.func @rmsnorm_grouped(%x: tensor<2x8x32xf32>, %w: tensor<8xf32>) -> tensor<2x8x32xf32> {
+  %y = piper.rmsnorm %x, %w : tensor<2x8x32xf32>, tensor<8xf32> -> tensor<2x8x32xf32>
+  return %y : tensor<2x8x32xf32>
+}
+
+// Rotary embedding: theta at its default is not printed; inverse is the
+// VJP's.
+// CHECK-LABEL: func.func @rope(
+// CHECK:         %[[R:.*]] = piper.rope %{{.*}} {head_dim = 8 : i64} : tensor<2x8x32xf32>
+// CHECK:         piper.rope %[[R]] {head_dim = 8 : i64, inverse, theta = 1.000000e+06 : f64} : tensor<2x8x32xf32>
+func.func @rope(%x: tensor<2x8x32xf32>) -> tensor<2x8x32xf32> {
+  %r = piper.rope %x {head_dim = 8 : i64, theta = 10000.0 : f64} : tensor<2x8x32xf32>
+  %b = piper.rope %r {head_dim = 8 : i64, theta = 1.0e6 : f64, inverse} : tensor<2x8x32xf32>
+  return %b : tensor<2x8x32xf32>
+}
+
+// Exact GELU.
+// CHECK-LABEL: func.func @gelu_erf(
+// CHECK:         piper.gelu_erf %{{.*}} : tensor<4x16xbf16>
+func.func @gelu_erf(%x: tensor<4x16xbf16>) -> tensor<4x16xbf16> {
+  %y = piper.gelu_erf %x : tensor<4x16xbf16>
+  return %y : tensor<4x16xbf16>
+}
+
 // Embedding lookup of a [B, S] batch of ids.
 // CHECK-LABEL: func.func @embedding(
 // CHECK-SAME:    %[[T:.*]]: tensor<100x16xbf16>, %[[IDS:.*]]: tensor<2x8xi64>

@@ -35,14 +35,22 @@ class Outer(nn.Module):
         return self.inner(x)
 
 
-class ExactGelu(nn.Module):
+class ShiftedRope(nn.Module):
+    """Rotary tables at positions 1..S: piper.rope's are 0..S-1."""
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(8, 8)
-        self.act = nn.GELU()
 
     def forward(self, x, y):
-        return F.cross_entropy(self.act(self.fc(x)), y)
+        B, T, C = x.shape
+        q = self.fc(x).view(B, T, 2, 4).transpose(1, 2)
+        inv = 1.0 / (10000.0 ** (torch.arange(0, 4, 2, dtype=x.dtype) / 4))
+        freqs = torch.outer(torch.arange(1, T + 1, dtype=x.dtype), inv)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        rot = torch.cat((-q[..., 2:], q[..., :2]), dim=-1)
+        q = q * emb.cos() + rot * emb.sin()
+        h = q.transpose(1, 2).reshape(B, T, C)
+        return F.cross_entropy(h.view(B * T, C), y.view(-1))
 
 
 class Broadcast(nn.Module):
@@ -79,8 +87,9 @@ def main(case):
     try:
         if case == "sort":
             piper.trace(Outer(), (x,))
-        elif case == "gelu":
-            piper.trace(ExactGelu(), (x, y))
+        elif case == "rope":
+            piper.trace(ShiftedRope(), (torch.randn(2, 4, 8),
+                                        torch.zeros(2, 4, dtype=torch.long)))
         elif case == "broadcast":
             piper.trace(Broadcast(), (x, y))
         elif case == "mask":

@@ -69,6 +69,42 @@ double getLinearProductFlops(const DistributionQuery &query) {
   return 2 * tokens * getNumElements(query.localOperands[1]);
 }
 
+/// Grouped-query attention's local form: q split by heads and k, v by
+/// key/value heads, the same number of ways (the group of query heads that
+/// reads a key/value head stays on one device).
+LogicalResult inferGroupedAttentionLocalForm(const DistributionQuery &query,
+                                             LocalForm &form,
+                                             DistributionErrorFn error) {
+  auto heads = query.attrs.getAs<IntegerAttr>("num_heads");
+  auto kvHeads = query.attrs.getAs<IntegerAttr>("num_kv_heads");
+  if (query.localOperands[1] != query.localOperands[2]) {
+    if (error)
+      error() << "would mix " << query.localOperands[1] << " and "
+              << query.localOperands[2];
+    return failure();
+  }
+  int64_t factor = getChannelSplit(query.operands[0], query.localOperands[0]);
+  int64_t kvFactor = getChannelSplit(query.operands[1], query.localOperands[1]);
+  if (!heads || factor < 1 || factor != kvFactor ||
+      heads.getInt() % factor != 0 || kvHeads.getInt() % factor != 0) {
+    if (error)
+      error() << "has " << (heads ? heads.getInt() : 0) << " query and "
+              << kvHeads.getInt()
+              << " key/value heads, which do not split alike over "
+              << query.localOperands[0] << " and " << query.localOperands[1];
+    return failure();
+  }
+  form.resultTypes.push_back(query.localOperands[0]);
+  MLIRContext *ctx = heads.getContext();
+  form.attrs.push_back(NamedAttribute(
+      StringAttr::get(ctx, "num_heads"),
+      IntegerAttr::get(heads.getType(), heads.getInt() / factor)));
+  form.attrs.push_back(NamedAttribute(
+      StringAttr::get(ctx, "num_kv_heads"),
+      IntegerAttr::get(kvHeads.getType(), kvHeads.getInt() / factor)));
+  return success();
+}
+
 /// Data movement (gathers, scatters, transposes): bytes, no FLOPs.
 OpCount getMovementCost(const DistributionQuery &query) {
   return getKernelBytes(query);
@@ -176,6 +212,7 @@ LinearOp::getTokenGatheredOperands(const DistributionQuery &query) {
 
 bool AddOp::propagatesPartialSums() { return true; }
 double GeluOp::getFlopsPerElement() { return 8; }
+double GeluErfOp::getFlopsPerElement() { return 8; }
 double SiluOp::getFlopsPerElement() { return 4; }
 double SwigluOp::getFlopsPerElement() { return 5; }
 
@@ -186,10 +223,45 @@ LogicalResult SoftmaxOp::inferLocalForm(const DistributionQuery &query,
 double SoftmaxOp::getFlopsPerElement() { return 5; }
 
 LogicalResult RmsNormOp::inferLocalForm(const DistributionQuery &query,
-                                        LocalForm &form, DistributionErrorFn) {
-  return inferWholeOnlyLocalForm(query, form);
+                                        LocalForm &form,
+                                        DistributionErrorFn error) {
+  if (query.isVJP())
+    return inferFollowPrimalsLocalForm(query, form);
+  // A grouped norm (q/k norm per head) reduces within groups of w's size:
+  // x may be split by channels in whole groups, with w whole.
+  auto x = dyn_cast<RankedTensorType>(query.operands[0]);
+  auto w = dyn_cast<RankedTensorType>(query.operands[1]);
+  if (!x || !w || w.getRank() != 1 || x.getRank() == 0 ||
+      w.getDimSize(0) == x.getShape().back() ||
+      query.localOperands[1] != query.operands[1])
+    return failure();
+  int64_t factor = getChannelSplit(query.operands[0], query.localOperands[0]);
+  auto local = cast<RankedTensorType>(query.localOperands[0]);
+  if (factor < 1 || local.getShape().back() % w.getDimSize(0) != 0) {
+    if (error)
+      error() << "normalises groups of " << w.getDimSize(0)
+              << " channels, which " << query.localOperands[0]
+              << " does not hold whole";
+    return failure();
+  }
+  form.resultTypes.push_back(local);
+  return success();
 }
 double RmsNormOp::getFlopsPerElement() { return 4; }
+
+SmallVector<bool> RmsNormOp::getPartialSums(const DistributionQuery &query) {
+  // A grouped norm's weight gradient sums over every group; a device
+  // holding some of the groups (heads) sums a share.
+  SmallVector<bool> partial;
+  if (!query.isVJP())
+    return partial;
+  for (int64_t wrt : query.wrt)
+    partial.push_back(
+        wrt == 1 &&
+        isDimSplit(query.operands[0], query.localOperands[0],
+                   cast<RankedTensorType>(query.operands[0]).getRank() - 1));
+  return partial;
+}
 
 LogicalResult LayerNormOp::inferLocalForm(const DistributionQuery &query,
                                           LocalForm &form,
@@ -222,8 +294,24 @@ LogicalResult AttentionOp::inferLocalForm(const DistributionQuery &query,
     form.attrs.push_back(NamedAttribute(
         StringAttr::get(heads.getContext(), "num_heads"),
         IntegerAttr::get(heads.getType(), heads.getInt() / factor)));
+    if (auto kv = query.attrs.getAs<IntegerAttr>("num_kv_heads")) {
+      if (kv.getInt() % factor != 0) {
+        if (error)
+          error() << "differentiates 'piper.attention' with " << kv.getInt()
+                  << " key/value heads, which do not split " << factor
+                  << " ways";
+        return failure();
+      }
+      form.attrs.push_back(
+          NamedAttribute(StringAttr::get(kv.getContext(), "num_kv_heads"),
+                         IntegerAttr::get(kv.getType(), kv.getInt() / factor)));
+    }
     return success();
   }
+  auto kvHeads = query.attrs ? query.attrs.getAs<IntegerAttr>("num_kv_heads")
+                             : IntegerAttr();
+  if (kvHeads)
+    return inferGroupedAttentionLocalForm(query, form, error);
   if (failed(inferCommonLocalForm(query, 3, form, error)))
     return failure();
   Type type = form.resultTypes.front();
@@ -261,9 +349,40 @@ OpCount AttentionOp::getCost(const DistributionQuery &query) {
 }
 
 int64_t AttentionOp::getChannelGroups(DictionaryAttr attrs) {
+  // Key/value heads divide the query heads: a split of those splits both.
+  auto kv = attrs ? attrs.getAs<IntegerAttr>("num_kv_heads") : IntegerAttr();
+  if (kv)
+    return kv.getInt();
   auto heads = attrs ? attrs.getAs<IntegerAttr>("num_heads") : IntegerAttr();
   return heads ? heads.getInt() : 0;
 }
+
+//===----------------------------------------------------------------------===//
+// Rotary position embedding
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeOp::inferLocalForm(const DistributionQuery &query,
+                                     LocalForm &form,
+                                     DistributionErrorFn error) {
+  // Positions are the index along dim 1, so that dim stays whole; batches
+  // and whole heads of channels may be split.
+  auto x = dyn_cast<RankedTensorType>(query.operands[0]);
+  auto local = dyn_cast<RankedTensorType>(query.localOperands[0]);
+  auto headDim =
+      query.attrs ? query.attrs.getAs<IntegerAttr>("head_dim") : IntegerAttr();
+  if (!x || !local || !headDim || x.getRank() != 3 || local.getRank() != 3 ||
+      x.getDimSize(1) != local.getDimSize(1) ||
+      local.getDimSize(2) % headDim.getInt() != 0) {
+    if (error)
+      error() << "rotates heads of " << (headDim ? headDim.getInt() : 0)
+              << " channels at positions along dim 1, which "
+              << query.localOperands[0] << " does not hold whole";
+    return failure();
+  }
+  form.resultTypes.push_back(local);
+  return success();
+}
+double RopeOp::getFlopsPerElement() { return 3; }
 
 //===----------------------------------------------------------------------===//
 // Shape and data movement

@@ -151,6 +151,39 @@ Value GeluOp::buildPartial(OpBuilder &b, Location loc, ValueRange x, unsigned) {
 }
 
 //===----------------------------------------------------------------------===//
+// GeluErfOp: 0.5 x (1 + erf(x / sqrt 2)).
+//===----------------------------------------------------------------------===//
+
+double GeluErfOp::evaluateScalar(ArrayRef<double> x) {
+  return 0.5 * x[0] * (1.0 + std::erf(x[0] * M_SQRT1_2));
+}
+
+double GeluErfOp::evaluatePartial(ArrayRef<double> x, unsigned) {
+  // Phi(x) + x phi(x), phi the standard normal density.
+  double v = x[0];
+  double density = std::exp(-0.5 * v * v) * (M_2_SQRTPI * M_SQRT1_2 * 0.5);
+  return 0.5 * (1.0 + std::erf(v * M_SQRT1_2)) + v * density;
+}
+
+Value GeluErfOp::buildScalar(OpBuilder &b, Location loc, ValueRange x) {
+  ScalarBuilder s = scalars(b, loc, x);
+  Value e = math::ErfOp::create(b, loc, s.mul(x[0], s.constant(M_SQRT1_2)));
+  return s.mul(s.mul(s.constant(0.5), x[0]), s.add(s.constant(1.0), e));
+}
+
+Value GeluErfOp::buildPartial(OpBuilder &b, Location loc, ValueRange x,
+                              unsigned) {
+  ScalarBuilder s = scalars(b, loc, x);
+  Value v = x[0];
+  Value e = math::ErfOp::create(b, loc, s.mul(v, s.constant(M_SQRT1_2)));
+  Value cdf = s.mul(s.constant(0.5), s.add(s.constant(1.0), e));
+  Value square = s.mul(s.constant(-0.5), s.mul(v, v));
+  Value density = s.mul(math::ExpOp::create(b, loc, square),
+                        s.constant(M_2_SQRTPI * M_SQRT1_2 * 0.5));
+  return s.add(cdf, s.mul(v, density));
+}
+
+//===----------------------------------------------------------------------===//
 // SiluOp: x sigmoid(x).
 //===----------------------------------------------------------------------===//
 

@@ -250,8 +250,23 @@ static LogicalResult verifyNorm(Operation *op, RankedTensorType x,
 }
 
 LogicalResult RmsNormOp::verify() {
-  return verifyNorm(*this, getX().getType(), {{"w", getW().getType()}},
-                    getEpsilon().convertToDouble(), getType());
+  // A weight shorter than the channels normalises groups of its size (the
+  // per-head q/k norm); that needs only divisibility, checked here before
+  // the common checks see the weight as the whole channel dim.
+  RankedTensorType x = getX().getType(), w = getW().getType();
+  int64_t hidden = x.getRank() ? x.getShape().back() : ShapedType::kDynamic;
+  int64_t group = w.getRank() == 1 ? w.getDimSize(0) : ShapedType::kDynamic;
+  if (ShapedType::isDynamic(hidden) || ShapedType::isDynamic(group) ||
+      group == hidden)
+    return verifyNorm(*this, x, {{"w", w}}, getEpsilon().convertToDouble(),
+                      getType());
+  if (group < 1 || hidden % group != 0)
+    return emitOpError() << "dim 0 of w (size " << group
+                         << ") does not divide the last dim of x (size "
+                         << hidden << ")";
+  auto wide = RankedTensorType::get({hidden}, w.getElementType());
+  return verifyNorm(*this, x, {{"w", wide}}, getEpsilon().convertToDouble(),
+                    getType());
 }
 
 LogicalResult LayerNormOp::verify() {
@@ -277,28 +292,66 @@ LogicalResult AttentionOp::verify() {
                           cast<RankedTensorType>(operand.type), 3)))
       return failure();
 
-  // Self-attention: q, k and v are all [B, S, D].
+  // Self-attention: q, k and v share [B, S]; k and v share their channels,
+  // which are q's unless there are fewer key/value heads.
   SmallVector<int64_t> shape;
-  std::string modelDimDesc;
-  for (int64_t d = 0; d < 3; ++d) {
+  for (int64_t d = 0; d < 2; ++d) {
     EqualDims dim(*this);
     for (const NamedType &operand : qkv)
       if (failed(dim.add("dim " + Twine(d) + " of " + operand.name,
                          cast<RankedTensorType>(operand.type).getDimSize(d))))
         return failure();
     shape.push_back(dim.size());
-    modelDimDesc = dim.sizeDesc().str();
   }
+  EqualDims kvDim(*this);
+  if (failed(kvDim.add("dim 2 of k", getK().getType().getDimSize(2))) ||
+      failed(kvDim.add("dim 2 of v", getV().getType().getDimSize(2))))
+    return failure();
+  int64_t hidden = getQ().getType().getDimSize(2);
+  shape.push_back(hidden);
 
   int64_t numHeads = getNumHeadsAttr().getInt();
   if (numHeads < 1)
     return emitOpError() << "num_heads must be >= 1, got " << numHeads;
-  if (!ShapedType::isDynamic(shape[2]) && shape[2] % numHeads != 0)
-    return emitOpError() << modelDimDesc << " (size " << shape[2]
+  if (!ShapedType::isDynamic(hidden) && hidden % numHeads != 0)
+    return emitOpError() << "dim 2 of q (size " << hidden
                          << ") is not divisible by num_heads (" << numHeads
                          << ")";
+  int64_t kvHeads = getNumKvHeads().value_or(numHeads);
+  if (kvHeads < 1 || numHeads % kvHeads != 0)
+    return emitOpError() << "num_kv_heads (" << kvHeads
+                         << ") must be >= 1 and divide num_heads (" << numHeads
+                         << ")";
+  int64_t kvHidden = kvDim.size();
+  if (!ShapedType::isDynamic(hidden) && !ShapedType::isDynamic(kvHidden) &&
+      kvHidden * numHeads != hidden * kvHeads)
+    return emitOpError() << "dim 2 of k and v (size " << kvHidden
+                         << ") must be num_kv_heads * head dim = " << kvHeads
+                         << " * " << hidden / numHeads;
   return verifyResultType(*this, "result", getType(), shape,
                           getQ().getType().getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// RopeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeOp::verify() {
+  RankedTensorType x = getX().getType();
+  if (failed(verifyRank(*this, "x", x, 3)))
+    return failure();
+  int64_t headDim = getHeadDim();
+  if (headDim < 2 || headDim % 2 != 0)
+    return emitOpError() << "head_dim must be even and >= 2, got " << headDim;
+  int64_t hidden = x.getDimSize(2);
+  if (!ShapedType::isDynamic(hidden) && hidden % headDim != 0)
+    return emitOpError() << "head_dim (" << headDim
+                         << ") does not divide dim 2 of x (size " << hidden
+                         << ")";
+  if (!(getTheta().convertToDouble() > 0))
+    return emitOpError() << "theta must be > 0, got "
+                         << getTheta().convertToDouble();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Linear ops (add, sub, mul, reshape, transpose, cast) differentiate into other
-// piper ops. Every other op differentiates into one `piper.vjp` per operand,
-// executed by the op's reference VJP: one op per operand is what lets the
-// autodiff pass separate input-gradient (BI) from weight-gradient (BW) work
+// Linear ops (add, sub, mul, reshape, transpose, cast, rope) differentiate
+// into other piper ops. Every other op differentiates into one `piper.vjp` per
+// operand, executed by the op's reference VJP: one op per operand is what lets
+// the autodiff pass separate input-gradient (BI) from weight-gradient (BW) work
 // by dependence alone.
 //
 //===----------------------------------------------------------------------===//
@@ -170,6 +170,25 @@ struct CastVJPModel
   }
 };
 
+/// RoPE rotates each pair of channels by an angle: its Jacobian is that
+/// rotation, whose transpose is the rotation by minus the angle, the same
+/// op with `inverse` toggled.
+struct RopeVJPModel
+    : public VJPOpInterface::ExternalModel<RopeVJPModel, RopeOp> {
+  LogicalResult buildVJP(Operation *op, OpBuilder &b,
+                         ArrayRef<Value> resultCotangents,
+                         ArrayRef<bool> needed,
+                         SmallVectorImpl<Value> &operandCotangents) const {
+    auto rope = cast<RopeOp>(op);
+    if (needed[0])
+      operandCotangents[0] = RopeOp::create(
+          b, op->getLoc(), rope.getType(), resultCotangents[0],
+          rope.getHeadDimAttr(), rope.getThetaAttr(),
+          rope.getInverse() ? UnitAttr() : UnitAttr::get(b.getContext()));
+    return success();
+  }
+};
+
 template <typename... OpTys> void attachGeneric(MLIRContext *ctx) {
   (OpTys::template attachInterface<GenericVJPModel<OpTys>>(*ctx), ...);
 }
@@ -185,6 +204,7 @@ void mlir::piper::registerVJPInterfaceExternalModels(
     ReshapeOp::attachInterface<ReshapeVJPModel>(*ctx);
     TransposeOp::attachInterface<TransposeVJPModel>(*ctx);
     CastOp::attachInterface<CastVJPModel>(*ctx);
+    RopeOp::attachInterface<RopeVJPModel>(*ctx);
     attachGeneric<MatmulOp, LinearOp, ReluOp, GeluOp, SiluOp, SwigluOp,
                   SoftmaxOp, RmsNormOp, LayerNormOp, AttentionOp, EmbeddingOp,
                   CrossEntropyOp, RouterOp, DispatchOp, ExpertFfnOp, CombineOp>(

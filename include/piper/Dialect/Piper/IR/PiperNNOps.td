@@ -244,6 +244,32 @@ def Piper_GeluOp : Piper_UnaryOp<"gelu", [
   }];
 }
 
+def Piper_GeluErfOp : Piper_UnaryOp<"gelu_erf", [
+    DeclareOpInterfaceMethods<Piper_ElementwiseOpInterface>,
+    Piper_DistributionRule<["getFlopsPerElement"]>]> {
+  let summary = "Gaussian error linear unit, exact (erf) form";
+  let description = [{
+    The exact GELU, element by element:
+    `result = 0.5 * x * (1 + erf(x / sqrt(2)))` (PyTorch's `nn.GELU()` and
+    `gelu(x)` with the default `approximate="none"`). Its derivative is
+    `0.5 * (1 + erf(x / sqrt(2))) + x * exp(-x^2 / 2) / sqrt(2 pi)`.
+    `piper.gelu` is the tanh approximation.
+
+    Like `piper.sigmoid`, the op is its ODS definition and its interface
+    methods only: the interpreter, autodiff, the native kernel, tensor
+    parallelism and the simulator derive from them.
+
+    Example:
+
+    ```mlir
+    %r = piper.gelu_erf %x : tensor<4x16xf32>
+    ```
+
+    **Constraints:**
+    - `x` and the result have the same type.
+  }];
+}
+
 def Piper_SiluOp : Piper_UnaryOp<"silu", [
     DeclareOpInterfaceMethods<Piper_ElementwiseOpInterface>,
     Piper_DistributionRule<["getFlopsPerElement"]>]> {
@@ -362,23 +388,30 @@ def Piper_SoftmaxOp : Piper_UnaryOp<"softmax", [
 //===----------------------------------------------------------------------===//
 
 def Piper_RmsNormOp : Piper_NNOp<"rmsnorm", [
-    Piper_DistributionRule<["inferLocalForm", "getFlopsPerElement"]>]> {
+    Piper_DistributionRule<["inferLocalForm", "getFlopsPerElement",
+                            "getPartialSums"]>]> {
   let summary = "root-mean-square normalisation over the last dimension";
   let description = [{
-    For `x[..., H]` and the weight `w[H]`:
-    `result[..., h] = x[..., h] / sqrt(mean_j(x[..., j]^2) + epsilon) * w[h]`.
+    For `x[..., H]` and the weight `w[G]`, where `G` divides `H`: each group
+    of `G` consecutive channels `[g G, (g + 1) G)` is normalised on its own,
+    `result[..., gG + c] = x[..., gG + c] / sqrt(mean_j(x[..., gG + j]^2) +
+    epsilon) * w[c]`. With `G = H` (the usual case) that is one RMSNorm over
+    the last dimension; with `G` the head dim of attention heads packed as
+    `[B, S, heads * G]` it is the per-head q/k norm of Qwen3-style attention
+    (tensor parallelism may then split the channels in whole groups).
     `epsilon` defaults to 1e-6 and is then not printed.
 
     Example:
 
     ```mlir
     %y = piper.rmsnorm %x, %w {epsilon = 1.0e-05 : f64} : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+    %qn = piper.rmsnorm %q, %wq : tensor<2x8x32xf32>, tensor<8xf32> -> tensor<2x8x32xf32>
     ```
 
     **Constraints:**
     - `x`, `w` and the result have one element type.
     - `x` has rank >= 1 and `w` rank 1.
-    - Dim 0 of `w` equals the last dim of `x`.
+    - Dim 0 of `w` divides the last dim of `x`.
     - `epsilon` > 0.
     - The result type is the type of `x`.
     - Sizes are compared where both are static; a `?` matches any size.
@@ -449,25 +482,83 @@ def Piper_AttentionOp : Piper_NNOp<"attention", [
     where `hc = h * Dh + c`. The projections to `q`, `k`, `v` and the output
     projection are separate `piper.linear` ops.
 
+    Grouped-query attention: with `num_kv_heads = Hkv` (a divisor of
+    `num_heads`), `k` and `v` are `[B, S, Hkv * Dh]` and query head `h` reads
+    key/value head `h / (num_heads / Hkv)` (PyTorch's
+    `repeat_interleave(num_heads / Hkv, dim=heads)`); `Hkv = 1` is
+    multi-query attention. Absent, `num_kv_heads` is `num_heads`. Tensor
+    parallelism splits q by heads and k, v by key/value heads, the same
+    number of ways.
+
     Example:
 
     ```mlir
     %o = piper.attention %q, %k, %v {num_heads = 4 : i64} : tensor<2x8x32xf32>, tensor<2x8x32xf32>, tensor<2x8x32xf32> -> tensor<2x8x32xf32>
+    %g = piper.attention %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64} : tensor<2x8x32xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x32xf32>
     ```
 
     **Constraints:**
     - `q`, `k`, `v` and the result have one element type.
-    - `q`, `k` and `v` have rank 3 and equal dims.
-    - `num_heads` >= 1 and divides D (dim 2 of `q`, `k` and `v`).
+    - `q`, `k` and `v` have rank 3; dims 0 and 1 are equal.
+    - `num_heads` >= 1 and divides D (dim 2 of `q`).
+    - `num_kv_heads`, if present, is >= 1 and divides `num_heads`.
+    - Dim 2 of `k` and of `v` is `num_kv_heads * D / num_heads`.
     - The result type is the type of `q`.
     - Sizes are compared where both are static; a `?` matches any size.
   }];
   let arguments = (ins Piper_FloatTensor:$q, Piper_FloatTensor:$k,
-                       Piper_FloatTensor:$v, I64Attr:$num_heads);
+                       Piper_FloatTensor:$v, I64Attr:$num_heads,
+                       OptionalAttr<I64Attr>:$num_kv_heads);
   let results = (outs Piper_FloatTensor:$result);
   let assemblyFormat = [{
     $q `,` $k `,` $v attr-dict `:` type(operands) `->` type($result)
   }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// RopeOp
+//===----------------------------------------------------------------------===//
+
+def Piper_RopeOp : Piper_NNOp<"rope", [
+    AllTypesMatch<["x", "result"]>,
+    Piper_DistributionRule<["inferLocalForm", "getFlopsPerElement"]>]> {
+  let summary = "rotary position embedding (RoPE), rotate-half form";
+  let description = [{
+    Rotates each head of `x[B, S, D]` by angles that grow with the position.
+    The last dimension holds heads of `Dh = head_dim` channels (head `n` is
+    `[n Dh, (n + 1) Dh)`); within a head, channel `c < Dh / 2` is paired
+    with `c + Dh / 2`. At position `s` (the index along dim 1) with
+    `a = s * theta^(-2c / Dh)`:
+
+    ```
+    result[b, s, nDh + c]        = x[.., c] cos(a) - x[.., c + Dh/2] sin(a)
+    result[b, s, nDh + c + Dh/2] = x[.., c + Dh/2] cos(a) + x[.., c] sin(a)
+    ```
+
+    which is `x * cos + rotate_half(x) * sin` of Llama/Qwen, with
+    `rotate_half(x) = cat(-x[.., Dh/2:], x[.., :Dh/2])` and position ids
+    `0 .. S-1`. With `inverse` the rotation is by `-a`: the transpose of
+    the forward rotation, hence its VJP.
+
+    Example:
+
+    ```mlir
+    %r = piper.rope %q {head_dim = 8 : i64, theta = 1.0e+04 : f64} : tensor<2x8x32xf32>
+    ```
+
+    **Constraints:**
+    - `x` and the result have the same type.
+    - `x` has rank 3.
+    - `head_dim` is even, >= 2 and divides dim 2 of `x`.
+    - `theta` > 0.
+    - Sizes are compared where both are static; a `?` matches any size.
+  }];
+  let arguments = (ins Piper_FloatTensor:$x, I64Attr:$head_dim,
+                       DefaultValuedAttr<F64Attr, "10000.0">:$theta,
+                       UnitAttr:$inverse);
+  let results = (outs Piper_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
