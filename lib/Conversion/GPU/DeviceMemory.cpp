@@ -1,0 +1,81 @@
+//===- DeviceMemory.cpp - Plan buffers in device memory -------------------===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// --piper-gpu-device-memory: the plan's temporaries live where its kernels
+// run. The arguments of a GPU plan are device buffers already (piper-run's
+// CUDA backend allocates them); what the plan allocates itself goes through
+// gpu.alloc/gpu.dealloc, which gpu-to-llvm lowers to mgpuMemAlloc and
+// mgpuMemFree: the runtime's stream-ordered caching allocator, the GPU
+// counterpart of the CPU plan's per-size-class cache. Copies become
+// linalg.copy so that a copy between strided views is a kernel like the
+// rest (a cudaMemcpy moves contiguous bytes only).
+//
+//===----------------------------------------------------------------------===//
+
+#include "piper/Conversion/GPU/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir::piper {
+#define GEN_PASS_DEF_GPUDEVICEMEMORYPASS
+#include "piper/Conversion/GPU/Passes.h.inc"
+} // namespace mlir::piper
+
+using namespace mlir;
+
+namespace {
+
+struct GPUDeviceMemoryPass
+    : mlir::piper::impl::GPUDeviceMemoryPassBase<GPUDeviceMemoryPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // A constant on the host would be read by a kernel through a host
+    // pointer. The lowering folds splats into the kernels
+    // (--piper-fold-splat-constants); nothing else makes globals today.
+    WalkResult constants = module.walk([&](memref::GetGlobalOp op) {
+      if (op->getParentOfType<gpu::GPUModuleOp>())
+        return WalkResult::advance();
+      op.emitError() << "the GPU target cannot read host constant @"
+                     << op.getName();
+      return WalkResult::interrupt();
+    });
+    if (constants.wasInterrupted())
+      return signalPassFailure();
+
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp>(op) &&
+          !op->getParentOfType<gpu::GPUModuleOp>())
+        ops.push_back(op);
+    });
+    OpBuilder b(module.getContext());
+    for (Operation *op : ops) {
+      b.setInsertionPoint(op);
+      Location loc = op->getLoc();
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        auto device = gpu::AllocOp::create(
+            b, loc, alloc.getType(), /*asyncToken=*/Type(),
+            /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
+            alloc.getSymbolOperands());
+        alloc.replaceAllUsesWith(device.getMemref());
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(),
+                               /*asyncDependencies=*/ValueRange(),
+                               dealloc.getMemref());
+      } else {
+        auto copy = cast<memref::CopyOp>(op);
+        linalg::CopyOp::create(b, loc, copy.getSource(), copy.getTarget());
+      }
+      op->erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,158 @@
+//===- MapLinalg.cpp - Linalg on buffers to loops on blocks and threads ---===//
+//
+// Part of the Piper project, under the Apache License v2.0 with LLVM
+// Exceptions. See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// --piper-gpu-map-linalg{block-size=N}: the GPU counterpart of
+// --piper-tile-linalg, on the same linalg. Each op becomes
+//
+//   scf.parallel over its parallel loops, collapsed into one    (upstream
+//     scf.for over its reduction loops, inside each iteration    linalg)
+//   -> tiled by N: tiles on block_x, a tile's iterations on thread_x
+//
+// and convert-parallel-loops-to-gpu turns the mapped loops into a
+// gpu.launch. One thread computes one output element with its reduction in
+// the CPU's order, so results do not depend on the block size. Collapsing
+// makes every op a 1-D grid: a [rows, cols] elementwise op and a [rows]
+// row reduction launch the same way, and no dimension runs into the 65,535
+// limit of grid y/z. The mapping is upstream's loop-to-processor
+// attribute, so a later schedule (a block-cooperative reduction, shared
+// memory tiles) can replace this greedy one op by op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "piper/Conversion/GPU/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::piper {
+#define GEN_PASS_DEF_GPUMAPLINALGPASS
+#include "piper/Conversion/GPU/Passes.h.inc"
+} // namespace mlir::piper
+
+using namespace mlir;
+
+namespace {
+
+/// Sets `loop`'s mapping: every dimension to `processor`.
+LogicalResult mapLoop(scf::ParallelOp loop, gpu::Processor processor) {
+  MLIRContext *ctx = loop.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
+  SmallVector<gpu::ParallelLoopDimMappingAttr> dims(
+      loop.getNumLoops(),
+      gpu::ParallelLoopDimMappingAttr::get(ctx, processor, identity, identity));
+  return gpu::setMappingAttr(loop, dims);
+}
+
+/// The static trip count of a 1-D normalised loop, or 0 when unknown.
+int64_t tripCount(scf::ParallelOp loop) {
+  APInt lb, ub, step;
+  if (!matchPattern(loop.getLowerBound()[0], m_ConstantInt(&lb)) ||
+      !matchPattern(loop.getUpperBound()[0], m_ConstantInt(&ub)) ||
+      !matchPattern(loop.getStep()[0], m_ConstantInt(&step)) ||
+      step.getSExtValue() <= 0)
+    return 0;
+  return llvm::divideCeil(ub.getSExtValue() - lb.getSExtValue(),
+                          step.getSExtValue());
+}
+
+/// Lowers `op` to an scf.parallel nest and maps its outermost parallel
+/// loop to blocks of `blockSize` threads.
+LogicalResult mapOp(RewriterBase &rewriter, linalg::LinalgOp op,
+                    int64_t blockSize) {
+  Location loc = op.getLoc();
+  if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+    return op.emitError()
+           << "the GPU target maps static iteration spaces only";
+  // An op whose outermost loop is no parallel loop (a full reduction, a
+  // 0-d update) runs inside a one-iteration loop: one thread.
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  Operation *anchor = op;
+  if (iterators.empty() || iterators.front() != utils::IteratorType::parallel) {
+    rewriter.setInsertionPoint(op);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    auto single = scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
+                                          ValueRange{one}, ValueRange{one});
+    rewriter.moveOpBefore(op, single.getBody()->getTerminator());
+    anchor = single;
+  }
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::LinalgLoops> loops =
+      linalg::linalgOpToParallelLoops(rewriter, op);
+  if (failed(loops))
+    return op.emitError() << "cannot lower to parallel loops";
+  rewriter.eraseOp(op);
+  // The nest starts with the op's leading parallel loops, or `single`.
+  auto outer = anchor == op.getOperation()
+                   ? dyn_cast<scf::ParallelOp>(loops->front())
+                   : cast<scf::ParallelOp>(anchor);
+  if (!outer)
+    return emitError(loc) << "lowered op has no outer parallel loop";
+  Block *block = outer->getBlock();
+  if (outer.getNumLoops() > 1) {
+    Operation *prev = outer->getPrevNode();
+    std::vector<unsigned> all(outer.getNumLoops());
+    std::iota(all.begin(), all.end(), 0u);
+    rewriter.setInsertionPoint(outer);
+    collapseParallelLoops(rewriter, outer, {all});
+    outer = cast<scf::ParallelOp>(prev ? prev->getNextNode() : &block->front());
+  }
+  int64_t trips = tripCount(outer);
+  int64_t tile = trips > 0 ? std::min(trips, blockSize) : blockSize;
+  rewriter.setInsertionPoint(outer);
+  auto [blocks, threads] =
+      scf::tileParallelLoop(outer, {tile}, /*noMinMaxBounds=*/true);
+  rewriter.eraseOp(outer);
+  if (failed(mapLoop(blocks, gpu::Processor::BlockX)) ||
+      failed(mapLoop(threads, gpu::Processor::ThreadX)))
+    return failure();
+  // Deeper parallel loops (parallel loops after a reduction loop) run in
+  // the thread.
+  WalkResult inner = threads.getBody()->walk([&](scf::ParallelOp loop) {
+    return failed(mapLoop(loop, gpu::Processor::Sequential))
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return failure(inner.wasInterrupted());
+}
+
+struct GPUMapLinalgPass
+    : mlir::piper::impl::GPUMapLinalgPassBase<GPUMapLinalgPass> {
+  using GPUMapLinalgPassBase::GPUMapLinalgPassBase;
+
+  void runOnOperation() override {
+    if (blockSize < 32 || blockSize > 1024 || blockSize % 32 != 0) {
+      getOperation().emitError()
+          << "block-size must be a multiple of 32 in [32, 1024], got "
+          << blockSize;
+      return signalPassFailure();
+    }
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.hasPureBufferSemantics() &&
+          !op->getParentOfType<gpu::LaunchOp>())
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : ops)
+      if (failed(mapOp(rewriter, op, blockSize)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
