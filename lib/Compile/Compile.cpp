@@ -73,10 +73,11 @@ forEachLoweredProgram(ModuleOp module, LoweringDepth depth, TimingScope &timing,
 }
 
 /// Emits the lowered `program` as `planDir`/<name>.so, defining the role's
-/// `signature` (piper-rt/plan_validate.h).
+/// `signature` (piper-rt/plan_validate.h). A `gpu` object links nothing
+/// else in (GPUTarget.h).
 LogicalResult emitProgramObject(ModuleOp lowered, StringRef name,
                                 StringRef planDir, StringRef signature,
-                                TimingScope &timing) {
+                                TimingScope &timing, bool gpu) {
   SmallString<128> object(planDir), shared(planDir);
   llvm::sys::path::append(object, name + ".o");
   llvm::sys::path::append(shared, name + ".so");

@@ -244,4 +244,14 @@ struct LowerToGPUPass : mlir::piper::impl::LowerToGPUPassBase<LowerToGPUPass> {
 
 } // namespace
 
-void mlir::piper::registerGPUTargetPasses() { registerPiperGPUPasses(); }
+void mlir::piper::registerGPUTargetPasses() {
+  registerPiperGPUPasses();
+  // The upstream stages of the pipeline, so that piper-opt can run (and the
+  // tests check) each one alone.
+  registerPass([] { return createConvertParallelLoopToGpuPass(); });
+  registerPass([] { return createGpuKernelOutliningPass(); });
+  registerPass([] { return createGpuNVVMAttachTarget(); });
+  registerPass([] { return createConvertGpuOpsToNVVMOps(); });
+  registerPass([] { return createGpuToLLVMConversionPass(); });
+  registerPass([] { return createGpuModuleToBinaryPass(); });
+}

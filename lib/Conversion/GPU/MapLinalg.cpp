@@ -37,7 +37,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
-#include "mlir/IR/Matchers.h"
 
 namespace mlir::piper {
 #define GEN_PASS_DEF_GPUMAPLINALGPASS
@@ -58,18 +57,6 @@ LogicalResult mapLoop(scf::ParallelOp loop, gpu::Processor processor) {
   return gpu::setMappingAttr(loop, dims);
 }
 
-/// The static trip count of a 1-D normalised loop, or 0 when unknown.
-int64_t tripCount(scf::ParallelOp loop) {
-  APInt lb, ub, step;
-  if (!matchPattern(loop.getLowerBound()[0], m_ConstantInt(&lb)) ||
-      !matchPattern(loop.getUpperBound()[0], m_ConstantInt(&ub)) ||
-      !matchPattern(loop.getStep()[0], m_ConstantInt(&step)) ||
-      step.getSExtValue() <= 0)
-    return 0;
-  return llvm::divideCeil(ub.getSExtValue() - lb.getSExtValue(),
-                          step.getSExtValue());
-}
-
 /// Lowers `op` to an scf.parallel nest and maps its outermost parallel
 /// loop to blocks of `blockSize` threads.
 LogicalResult mapOp(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -82,6 +69,16 @@ LogicalResult mapOp(RewriterBase &rewriter, linalg::LinalgOp op,
   // 0-d update) runs inside a one-iteration loop: one thread.
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   Operation *anchor = op;
+  // The iterations of the loop mapped to blocks and threads: the product of
+  // the leading parallel loops' extents (the loops upstream's lowering puts
+  // in the outermost scf.parallel), or the one iteration of `single`.
+  int64_t trips = 1;
+  for (auto [iterator, extent] :
+       llvm::zip(iterators, op.getStaticLoopRanges())) {
+    if (iterator != utils::IteratorType::parallel)
+      break;
+    trips *= extent;
+  }
   if (iterators.empty() || iterators.front() != utils::IteratorType::parallel) {
     rewriter.setInsertionPoint(op);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
@@ -110,14 +107,17 @@ LogicalResult mapOp(RewriterBase &rewriter, linalg::LinalgOp op,
     std::iota(all.begin(), all.end(), 0u);
     rewriter.setInsertionPoint(outer);
     collapseParallelLoops(rewriter, outer, {all});
-    outer = cast<scf::ParallelOp>(prev ? prev->getNextNode() : &block->front());
+    // The collapsed loop replaces `outer`, after the bounds it computes.
+    Operation *it = prev ? prev->getNextNode() : &block->front();
+    while (!isa<scf::ParallelOp>(it))
+      it = it->getNextNode();
+    outer = cast<scf::ParallelOp>(it);
   }
-  int64_t trips = tripCount(outer);
-  int64_t tile = trips > 0 ? std::min(trips, blockSize) : blockSize;
+  int64_t tile = std::clamp<int64_t>(trips, 1, blockSize);
   rewriter.setInsertionPoint(outer);
+  // Replaces `outer`.
   auto [blocks, threads] =
       scf::tileParallelLoop(outer, {tile}, /*noMinMaxBounds=*/true);
-  rewriter.eraseOp(outer);
   if (failed(mapLoop(blocks, gpu::Processor::BlockX)) ||
       failed(mapLoop(threads, gpu::Processor::ThreadX)))
     return failure();
@@ -139,7 +139,7 @@ struct GPUMapLinalgPass
     if (blockSize < 32 || blockSize > 1024 || blockSize % 32 != 0) {
       getOperation().emitError()
           << "block-size must be a multiple of 32 in [32, 1024], got "
-          << blockSize;
+          << static_cast<int64_t>(blockSize);
       return signalPassFailure();
     }
     SmallVector<linalg::LinalgOp> ops;

@@ -63,7 +63,7 @@ struct GPUVerifyHostPass
     : mlir::piper::impl::GPUVerifyHostPassBase<GPUVerifyHostPass> {
   void runOnOperation() override {
     bool failed = false;
-    getOperation().walk([&](Operation *op) {
+    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (isa<gpu::LaunchOp, gpu::GPUModuleOp>(op))
         return WalkResult::skip();
       if (mlir::failed(checkHostOp(op)))
