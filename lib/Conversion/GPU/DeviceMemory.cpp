@@ -19,6 +19,7 @@
 
 #include "piper/Conversion/GPU/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -31,6 +32,24 @@ namespace mlir::piper {
 using namespace mlir;
 
 namespace {
+
+/// `load` (a host read of a device buffer, in a function's body) reads a
+/// stack copy instead: `gpu.wait async`, `gpu.memcpy async` of the whole
+/// buffer (a scalar: the reads are of rank-0 counters), `gpu.wait`.
+void copyToHost(OpBuilder &b, memref::LoadOp load) {
+  Location loc = load.getLoc();
+  auto type = cast<MemRefType>(load.getMemRef().getType());
+  b.setInsertionPoint(load);
+  Value host = memref::AllocaOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+  Type token = gpu::AsyncTokenType::get(b.getContext());
+  Value start = gpu::WaitOp::create(b, loc, token, ValueRange()).getAsyncToken();
+  Value copied = gpu::MemcpyOp::create(b, loc, token, ValueRange{start}, host,
+                                       load.getMemRef())
+                     .getAsyncToken();
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{copied});
+  load->setOperand(0, host);
+}
 
 struct GPUDeviceMemoryPass
     : mlir::piper::impl::GPUDeviceMemoryPassBase<GPUDeviceMemoryPass> {
@@ -49,13 +68,25 @@ struct GPUDeviceMemoryPass
     if (constants.wasInterrupted())
       return signalPassFailure();
 
+    OpBuilder b(module.getContext());
+    // Host reads at the top of a function body: a kernel computes every
+    // buffer, the host reads scalars of them (AdamW's step counter).
+    SmallVector<memref::LoadOp> reads;
+    module.walk([&](memref::LoadOp load) {
+      if (isa<func::FuncOp>(load->getParentOp()) &&
+          !load.getMemRef().getDefiningOp<memref::AllocaOp>() &&
+          load.getMemRefType().getLayout().isIdentity())
+        reads.push_back(load);
+    });
+    for (memref::LoadOp load : reads)
+      copyToHost(b, load);
+
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp>(op) &&
           !op->getParentOfType<gpu::GPUModuleOp>())
         ops.push_back(op);
     });
-    OpBuilder b(module.getContext());
     for (Operation *op : ops) {
       b.setInsertionPoint(op);
       Location loc = op->getLoc();

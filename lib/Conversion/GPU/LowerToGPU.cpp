@@ -13,12 +13,14 @@
 //     fusion, bufferization, results as out-parameters, deallocation,
 //     piper-matmul-to-blas, outlined kernels)
 //   piper-gpu-gemm                 BLAS calls -> piper_gpu_gemm (cuBLAS)
+//   piper-gpu-serial-loops         host loops over buffers -> one thread
 //   piper-gpu-device-memory        alloc/dealloc -> gpu.alloc/dealloc
 //   piper-gpu-map-linalg           linalg -> scf.parallel on blocks/threads
 //   convert-parallel-loops-to-gpu  -> gpu.launch
 //   piper-gpu-verify-host          no device memory touched on the host
 //   piper-expand-bf16              bf16 arithmetic as the CPU rounds it
 //   gpu-kernel-outlining           -> gpu.module + gpu.func per kernel
+//   piper-gpu-kernel-names         PTX-safe kernel names (no '.')
 //   nvvm-attach-target             #nvvm.target<chip, features, O3>
 //   in each gpu.module: lower-affine, expand-strided-metadata,
 //     convert-scf-to-cf, convert-gpu-to-nvvm, canonicalize, cse
@@ -167,6 +169,7 @@ void mlir::piper::buildLowerToGPUPipeline(OpPassManager &pm,
                                           const GPUTargetOptions &options) {
   buildKernelFront(pm);
   pm.addPass(createGPUGemmPass());
+  pm.addPass(createGPUSerialLoopsPass());
   pm.addPass(createGPUDeviceMemoryPass());
   GPUMapLinalgPassOptions mapping;
   mapping.blockSize = options.blockSize;
@@ -175,6 +178,7 @@ void mlir::piper::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addPass(createGPUVerifyHostPass());
   pm.addPass(createExpandBF16Pass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createGPUKernelNamesPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;

@@ -57,6 +57,37 @@ LogicalResult mapLoop(scf::ParallelOp loop, gpu::Processor processor) {
   return gpu::setMappingAttr(loop, dims);
 }
 
+/// `op` as a linalg.generic whose parallel loops come first (a named op is
+/// generalised): `[reduction, parallel]` (a column sum, a norm's weight
+/// gradient) would otherwise map one thread to the whole op. Each output
+/// element still sums in the same order (the reduction loops keep theirs).
+FailureOr<linalg::LinalgOp> parallelLoopsFirst(RewriterBase &rewriter,
+                                                linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> order;
+  for (unsigned i = 0; i < iterators.size(); ++i)
+    if (iterators[i] == utils::IteratorType::parallel)
+      order.push_back(i);
+  for (unsigned i = 0; i < iterators.size(); ++i)
+    if (iterators[i] != utils::IteratorType::parallel)
+      order.push_back(i);
+  if (llvm::equal(order, llvm::seq<unsigned>(0, order.size())))
+    return op;
+  rewriter.setInsertionPoint(op);
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic) {
+    FailureOr<linalg::GenericOp> g = linalg::generalizeNamedOp(rewriter, op);
+    if (failed(g))
+      return op.emitError() << "cannot generalize for the GPU mapping";
+    generic = *g;
+  }
+  FailureOr<linalg::GenericOp> swapped =
+      linalg::interchangeGenericOp(rewriter, generic, order);
+  if (failed(swapped))
+    return generic.emitError() << "cannot put parallel loops first";
+  return cast<linalg::LinalgOp>(swapped->getOperation());
+}
+
 /// Lowers `op` to an scf.parallel nest and maps its outermost parallel
 /// loop to blocks of `blockSize` threads.
 LogicalResult mapOp(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -65,8 +96,12 @@ LogicalResult mapOp(RewriterBase &rewriter, linalg::LinalgOp op,
   if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
     return op.emitError()
            << "the GPU target maps static iteration spaces only";
-  // An op whose outermost loop is no parallel loop (a full reduction, a
-  // 0-d update) runs inside a one-iteration loop: one thread.
+  FailureOr<linalg::LinalgOp> reordered = parallelLoopsFirst(rewriter, op);
+  if (failed(reordered))
+    return failure();
+  op = *reordered;
+  // An op with no parallel loop (a full reduction, a 0-d update) runs
+  // inside a one-iteration loop: one thread.
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   Operation *anchor = op;
   // The iterations of the loop mapped to blocks and threads: the product of
@@ -144,8 +179,11 @@ struct GPUMapLinalgPass
     }
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
+      // Ops inside a loop already mapped (--piper-gpu-serial-loops) run in
+      // its thread.
       if (op.hasPureBufferSemantics() &&
-          !op->getParentOfType<gpu::LaunchOp>())
+          !op->getParentOfType<gpu::LaunchOp>() &&
+          !op->getParentOfType<scf::ParallelOp>())
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -20,3 +20,18 @@ func.func @temporaries(%arg: memref<16xf32>, %out: memref<4x4xf32, strided<[8, 1
   memref.dealloc %t : memref<16xf32>
   return
 }
+
+// A scalar the host reads (AdamW's step counter) is copied to the stack on
+// the compute stream first.
+// CHECK-LABEL: func.func @host_scalar(
+// CHECK-SAME:    %[[STEP:.*]]: memref<i64>)
+// CHECK-NEXT:    %[[SLOT:.*]] = memref.alloca() : memref<i64>
+// CHECK-NEXT:    %[[T0:.*]] = gpu.wait async
+// CHECK-NEXT:    %[[T1:.*]] = gpu.memcpy async [%[[T0]]] %[[SLOT]], %[[STEP]] : memref<i64>, memref<i64>
+// CHECK-NEXT:    gpu.wait [%[[T1]]]
+// CHECK-NEXT:    %[[V:.*]] = memref.load %[[SLOT]][] : memref<i64>
+// CHECK-NEXT:    return %[[V]] : i64
+func.func @host_scalar(%step: memref<i64>) -> i64 {
+  %v = memref.load %step[] : memref<i64>
+  return %v : i64
+}

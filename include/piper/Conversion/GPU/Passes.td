@@ -48,6 +48,33 @@ def GPUGemmPass : Pass<"piper-gpu-gemm", "::mlir::ModuleOp"> {
   ];
 }
 
+def GPUSerialLoopsPass : Pass<"piper-gpu-serial-loops", "::mlir::ModuleOp"> {
+  let summary = "Host loops over device buffers into one-thread kernels";
+  let description = [{
+    Some lowerings emit loops on buffers directly rather than linalg ops:
+    the embedding VJP scatters gradient rows in the order of the ids (an
+    `scf.for` reading each id and accumulating a row through an outlined
+    kernel), which must stay sequential (two equal ids add to one row).
+    On the GPU such a loop reads device memory, so each `scf.for` at the
+    top of a host function that loads or stores a buffer, or calls a
+    function that does, becomes one thread of one block: the functions it
+    calls are inlined, their linalg ops become loops, and the loop is
+    wrapped in a one-iteration `scf.parallel` mapped to `block_x` and
+    `thread_x`. Sequential, so correct and in the CPU's order, not fast.
+
+    Example: `scf.for %i = 0 to 16 { %id = memref.load %ids[%i] ...
+    call @piper_kernel_18(...) }` becomes `scf.parallel (%b) = (0) to (1)
+    { scf.parallel (%t) = (0) to (1) { scf.for %i ... { <the kernel's loops
+    inline> } } }` with the two mappings.
+
+    **Options:** none.
+  }];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def GPUDeviceMemoryPass : Pass<"piper-gpu-device-memory", "::mlir::ModuleOp"> {
   let summary = "Plan buffers in device memory";
   let description = [{
@@ -57,6 +84,11 @@ def GPUDeviceMemoryPass : Pass<"piper-gpu-device-memory", "::mlir::ModuleOp"> {
     and `memref.copy` a `linalg.copy`, which `piper-gpu-map-linalg` turns
     into a kernel like any other op (a copy between strided views is no
     contiguous `cudaMemcpy`).
+
+    A scalar the host reads (a step counter's bias correction) is copied
+    to a stack slot first: `gpu.wait async`, `gpu.memcpy async` into a
+    `memref.alloca`, `gpu.wait`, then the load (gpu-to-llvm: `mgpuMemcpy`
+    on the compute stream and `mgpuStreamSynchronize`).
 
     Example: `%b = memref.alloc() : memref<16xf32>` becomes
     `%b = gpu.alloc () : memref<16xf32>`.
@@ -118,6 +150,22 @@ def GPUVerifyHostPass : Pass<"piper-gpu-verify-host", "::mlir::ModuleOp"> {
     kernel would read device memory on the CPU. Each is one error at the
     op, e.g. `'func.call' op calls the CPU kernel library
     (@piper_k_vjp_linear_2_f32), which the GPU target cannot run`.
+
+    **Options:** none.
+  }];
+}
+
+def GPUKernelNamesPass : Pass<"piper-gpu-kernel-names", "::mlir::ModuleOp"> {
+  let summary = "PTX-safe names for outlined kernels";
+  let description = [{
+    `gpu-kernel-outlining` names each kernel after its function
+    (`step.F.PP0_kernel`), and PTX identifiers cannot hold `.`: every
+    character of a `gpu.module` or kernel name outside `[A-Za-z0-9_$]`
+    becomes `_` (a number is appended when that makes two names equal),
+    and every `gpu.launch_func` follows.
+
+    Example: `gpu.module @step.F.PP0_kernel` with `gpu.func
+    @step.F.PP0_kernel` becomes `@step_F_PP0_kernel::@step_F_PP0_kernel`.
 
     **Options:** none.
   }];
