@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 
@@ -47,8 +48,8 @@ namespace {
 enum DTypeCode : int32_t { kF32 = 0, kF64 = 1, kBF16 = 3 };
 
 /// Which library GEMM a callee is.
-enum class GemmKind { Gemm, BatchGemm, VjpLinear0, VjpLinear1, VjpMatmul0,
-                      VjpMatmul1 };
+enum class GemmKind { Gemm, BatchGemm, VjpLinear0, VjpLinear1, VjpLinear2,
+                      VjpMatmul0, VjpMatmul1 };
 
 std::optional<GemmKind> gemmKind(StringRef callee) {
   if (!callee.consume_front("piper_k_"))
@@ -60,6 +61,7 @@ std::optional<GemmKind> gemmKind(StringRef callee) {
       .Case("batch_gemm", GemmKind::BatchGemm)
       .Case("vjp_linear_0", GemmKind::VjpLinear0)
       .Case("vjp_linear_1", GemmKind::VjpLinear1)
+      .Case("vjp_linear_2", GemmKind::VjpLinear2)
       .Case("vjp_matmul_0", GemmKind::VjpMatmul0)
       .Case("vjp_matmul_1", GemmKind::VjpMatmul1)
       .Default(std::nullopt);
@@ -308,6 +310,45 @@ LogicalResult vjpGemm(OpBuilder &b, func::CallOp call, GemmKind kind,
   return success();
 }
 
+/// The bias gradient db[o] = sum over rows of dy[..., o] is no GEMM: a
+/// zero fill and a row-order sum as linalg, which --piper-gpu-map-linalg
+/// maps like the other kernels (one thread per output element).
+LogicalResult biasGradient(OpBuilder &b, func::CallOp call) {
+  FailureOr<Value> dy = rankedOperand(call, 2), db = rankedOperand(call, 3);
+  if (failed(dy) || failed(db))
+    return failure();
+  auto type = cast<MemRefType>(dy->getType());
+  Location loc = call.getLoc();
+  Value rows = *dy;
+  if (type.getRank() != 2) {
+    if (type.getRank() < 2 || !type.getLayout().isIdentity())
+      return call.emitError() << "the GPU target needs an identity-layout "
+                                 "dy of rank >= 2 for a bias gradient, got "
+                              << type;
+    SmallVector<ReassociationIndices> groups(2);
+    for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+      groups[0].push_back(d);
+    groups[1].push_back(type.getRank() - 1);
+    rows = memref::CollapseShapeOp::create(b, loc, rows, groups);
+  }
+  Type elt = type.getElementType();
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+  linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{*db});
+  MLIRContext *ctx = b.getContext();
+  AffineExpr o, r;
+  bindDims(ctx, o, r);
+  SmallVector<AffineMap> maps = {AffineMap::get(2, 0, {r, o}, ctx),
+                                 AffineMap::get(2, 0, {o}, ctx)};
+  linalg::GenericOp::create(
+      b, loc, ValueRange{rows}, ValueRange{*db}, maps,
+      {utils::IteratorType::parallel, utils::IteratorType::reduction},
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        Value sum = arith::AddFOp::create(nb, nl, args[0], args[1]);
+        linalg::YieldOp::create(nb, nl, sum);
+      });
+  return success();
+}
+
 struct GPUGemmPass : mlir::piper::impl::GPUGemmPassBase<GPUGemmPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -320,6 +361,10 @@ struct GPUGemmPass : mlir::piper::impl::GPUGemmPassBase<GPUGemmPass> {
     llvm::SmallSetVector<StringRef, 8> callees;
     for (auto [call, kind] : calls) {
       b.setInsertionPoint(call);
+      if (kind == GemmKind::VjpLinear2) {
+        if (failed(biasGradient(b, call)))
+          return signalPassFailure();
+      } else {
       GemmCall g;
       bool accumulating = kind == GemmKind::Gemm || kind == GemmKind::BatchGemm;
       if (failed(accumulating
@@ -327,6 +372,7 @@ struct GPUGemmPass : mlir::piper::impl::GPUGemmPassBase<GPUGemmPass> {
                      : vjpGemm(b, call, kind, g)))
         return signalPassFailure();
       emitGemm(b, call.getLoc(), module, g);
+      }
       callees.insert(call.getCallee());
       SmallVector<Value> operands(call.getOperands());
       call.erase();

@@ -25,7 +25,9 @@ def GPUGemmPass : Pass<"piper-gpu-gemm", "::mlir::ModuleOp"> {
       `piper-matmul-to-blas` takes): `beta = 1`, batch = dim 0;
     - calls of the kernel library's `piper_k_vjp_linear_{0,1}_<t>` and
       `piper_k_vjp_matmul_{0,1}_<t>` (dx = dy w^T, dw = x^T dy, ...):
-      `beta = 0`, operands read in place with `trans_a`/`trans_b`.
+      `beta = 0`, operands read in place with `trans_a`/`trans_b`;
+    - `piper_k_vjp_linear_2_<t>` (the bias gradient, a row sum, no GEMM):
+      `linalg.fill` and a `linalg.generic` sum, mapped like any kernel.
 
     Pointers and leading dimensions come from each buffer's strided
     metadata at run time; the innermost stride must be 1 and the leading
@@ -44,7 +46,8 @@ def GPUGemmPass : Pass<"piper-gpu-gemm", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
-    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect"
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::linalg::LinalgDialect"
   ];
 }
 
