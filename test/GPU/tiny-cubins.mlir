@@ -15,7 +15,7 @@
 // RUN: python3 %piper_src_root/test/utils/check-cubins.py %t/gpt-bf16.plan sm_90 | FileCheck %s --check-prefix=GPT
 // RUN: FileCheck %s --check-prefix=PLAN --input-file=%t/gpt.plan/plan.json
 // A CPU piper-run says in one line that it cannot run the plan.
-// RUN: not piper-run %t/gpt.plan --steps=1 2>&1 | FileCheck %s --check-prefix=RUN
+// RUN: not piper-run %t/gpt.plan --steps=1 2>&1 | FileCheck %s --check-prefix=REFUSE
 // The checker fails on a CPU plan.
 // RUN: piper-compile %t/moe.mlir -o %t/cpu.plan
 // RUN: not python3 %piper_src_root/test/utils/check-cubins.py %t/cpu.plan sm_90 | FileCheck %s --check-prefix=CPU
@@ -28,7 +28,7 @@
 // PLAN: "gpu_arch": "sm_90",
 // PLAN: "target": "cuda",
 
-// RUN: the plan was compiled for --target=cuda (sm_90); this piper-run runs cpu plans
-// RUN-NOT: error
+// REFUSE: the plan was compiled for --target=cuda (sm_90); this piper-run runs cpu plans
+// REFUSE-NOT: error
 
 // CPU: check-cubins: plan.json records target None, gpu_arch None; expected cuda, sm_90

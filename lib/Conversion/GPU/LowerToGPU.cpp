@@ -71,6 +71,8 @@
 
 #include "llvm/Support/Regex.h"
 
+#include <cstdlib>
+
 namespace mlir::piper {
 #define GEN_PASS_DEF_LOWERTOGPUPASS
 #define GEN_PASS_REGISTRATION
@@ -188,6 +190,10 @@ void mlir::piper::buildLowerToGPUPipeline(OpPassManager &pm,
   buildHostToLLVM(pm);
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;
+  // ptxas, fatbinary and libdevice (math functions: __nv_expf, ...) come
+  // from the toolkit; MLIR finds libdevice only through CUDA_HOME or this.
+  const char *cudaHome = std::getenv("CUDA_HOME");
+  binary.toolkitPath = cudaHome && *cudaHome ? cudaHome : "/usr/local/cuda";
   pm.addPass(createGpuModuleToBinaryPass(binary));
   pm.addPass(createPackedEntryPass());
 }
