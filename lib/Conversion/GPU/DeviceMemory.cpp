@@ -90,16 +90,24 @@ struct GPUDeviceMemoryPass
     for (Operation *op : ops) {
       b.setInsertionPoint(op);
       Location loc = op->getLoc();
+      // gpu-to-llvm lowers only the async forms: on the stream of a
+      // gpu.wait async (the compute stream), then waited for.
+      Type token = gpu::AsyncTokenType::get(b.getContext());
       if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        Value start = gpu::WaitOp::create(b, loc, token, ValueRange())
+                          .getAsyncToken();
         auto device = gpu::AllocOp::create(
-            b, loc, alloc.getType(), /*asyncToken=*/Type(),
-            /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
-            alloc.getSymbolOperands());
+            b, loc, alloc.getType(), token, ValueRange{start},
+            alloc.getDynamicSizes(), alloc.getSymbolOperands());
+        gpu::WaitOp::create(b, loc, Type(),
+                            ValueRange{device.getAsyncToken()});
         alloc.replaceAllUsesWith(device.getMemref());
       } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-        gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(),
-                               /*asyncDependencies=*/ValueRange(),
-                               dealloc.getMemref());
+        Value start = gpu::WaitOp::create(b, loc, token, ValueRange())
+                          .getAsyncToken();
+        auto free = gpu::DeallocOp::create(b, loc, token, ValueRange{start},
+                                           dealloc.getMemref());
+        gpu::WaitOp::create(b, loc, Type(), ValueRange{free.getAsyncToken()});
       } else {
         auto copy = cast<memref::CopyOp>(op);
         linalg::CopyOp::create(b, loc, copy.getSource(), copy.getTarget());
