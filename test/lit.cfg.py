@@ -78,6 +78,13 @@ config.substitutions.insert(0, ("%python_torch", python_torch))
 # The front end (python/piper), as CMake copies it into the build tree.
 config.environment["PYTHONPATH"] = os.path.join(config.piper_obj_root, "python")
 
+# The CUDA toolkit's ptxas (and fatbinary), which the GPU target's
+# gpu-module-to-binary runs and test/utils/check-cubins.py runs again.
+cuda_bin = "/usr/local/cuda/bin"
+if os.path.exists(os.path.join(cuda_bin, "ptxas")):
+    config.available_features.add("ptxas")
+    llvm_config.with_environment("PATH", cuda_bin, append_path=True)
+
 # The English text corpus (scripts/make-corpus) comes from Debian's
 # `fortunes` package, which scripts/setup installs.
 if os.path.isdir("/usr/share/games/fortunes"):

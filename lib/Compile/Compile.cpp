@@ -11,6 +11,7 @@
 #include "piper-rt/plan_validate.h"
 #include "piper/Compile/EmitObject.h"
 #include "piper/Compile/FrontHalf.h"
+#include "piper/Compile/GPUTarget.h"
 #include "piper/Compile/LowerProgram.h"
 #include "piper/Compile/PlanManifest.h"
 
@@ -51,10 +52,11 @@ FailureOr<func::FuncOp> findModel(ModuleOp module) {
 /// program order.
 LogicalResult
 forEachLoweredProgram(ModuleOp module, LoweringDepth depth, TimingScope &timing,
-                      function_ref<LogicalResult(size_t, ModuleOp)> use) {
+                      function_ref<LogicalResult(size_t, ModuleOp)> use,
+                      const GPUTargetOptions *gpu = nullptr) {
   MLIRContext *context = module.getContext();
   // What the threads would otherwise load or register concurrently.
-  loadLoweringDialects(context);
+  loadLoweringDialects(context, gpu);
   registerObjectEmission(context);
   // Cloned here, on one thread, from the module all programs share.
   TimingScope cloneTiming = timing.nest("clone the programs");
@@ -64,17 +66,18 @@ forEachLoweredProgram(ModuleOp module, LoweringDepth depth, TimingScope &timing,
   cloneTiming.stop();
   return failableParallelForEachN(context, 0, clones.size(), [&](size_t i) {
     OwningOpRef<ModuleOp> clone = std::move(clones[i]);
-    if (failed(lowerProgramModule(*clone, depth, timing)))
+    if (failed(lowerProgramModule(*clone, depth, timing, gpu)))
       return failure();
     return use(i, *clone);
   });
 }
 
 /// Emits the lowered `program` as `planDir`/<name>.so, defining the role's
-/// `signature` (piper-rt/plan_validate.h).
+/// `signature` (piper-rt/plan_validate.h). A `gpu` object links nothing
+/// else in (GPUTarget.h).
 LogicalResult emitProgramObject(ModuleOp lowered, StringRef name,
                                 StringRef planDir, StringRef signature,
-                                TimingScope &timing) {
+                                TimingScope &timing, bool gpu) {
   SmallString<128> object(planDir), shared(planDir);
   llvm::sys::path::append(object, name + ".o");
   llvm::sys::path::append(shared, name + ".so");
@@ -82,8 +85,10 @@ LogicalResult emitProgramObject(ModuleOp lowered, StringRef name,
     return failure();
   TimingScope linkTiming = timing.nest("link the shared object");
   std::string error;
-  if (failed(
-          linkSharedObject(std::string(object), std::string(shared), error))) {
+  if (failed(gpu ? linkGPUSharedObject(std::string(object),
+                                       std::string(shared), error)
+                 : linkSharedObject(std::string(object), std::string(shared),
+                                    error))) {
     llvm::errs() << "piper-compile: " << error << "\n";
     return failure();
   }
@@ -151,9 +156,10 @@ mlir::piper::prepareForLowering(ModuleOp module) {
   return communicators;
 }
 
-LogicalResult mlir::piper::printLowered(ModuleOp module, LoweredForm form,
-                                        llvm::raw_ostream &os,
-                                        TimingScope &timing) {
+LogicalResult
+mlir::piper::printLowered(ModuleOp module, LoweredForm form,
+                          llvm::raw_ostream &os, TimingScope &timing,
+                          const std::optional<GPUTargetOptions> &gpu) {
   LoweringDepth depth = form == LoweredForm::Kernels ? LoweringDepth::Kernels
                                                      : LoweringDepth::LLVM;
   // Printed into one buffer per program, then written in program order.
@@ -166,7 +172,8 @@ LogicalResult mlir::piper::printLowered(ModuleOp module, LoweredForm form,
             else if (failed(emitLLVMIR(lowered, text, timing)))
               return failure();
             return success();
-          })))
+          },
+          gpu ? &*gpu : nullptr)))
     return failure();
   for (const std::string &text : texts)
     os << text << "\n";
@@ -189,6 +196,10 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
                         options.sourceName, options.optimizer);
   if (failed(manifest))
     return failure();
+  if (options.gpu) {
+    manifest->target = "cuda";
+    manifest->gpuArch = options.gpu->chip;
+  }
   // Roles are in program order (buildPlanManifest).
   SmallVector<std::string> signatures;
   for (const ::piper::plan::Role &role : manifest->roles)
@@ -196,8 +207,10 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
   if (failed(forEachLoweredProgram(
           module, LoweringDepth::LLVM, timing, [&](size_t i, ModuleOp lowered) {
             return emitProgramObject(lowered, programs[i].getSymName(), planDir,
-                                     signatures[i], timing);
-          })))
+                                     signatures[i], timing,
+                                     options.gpu.has_value());
+          },
+          options.gpu ? &*options.gpu : nullptr)))
     return failure();
   if (failed(recordObjects(*manifest, planDir)))
     return failure();

@@ -29,11 +29,14 @@ OwningOpRef<ModuleOp> mlir::piper::cloneProgram(ModuleOp module,
 }
 
 /// The lowering to `depth` as a pass pipeline.
-static void buildLowering(OpPassManager &pm, LoweringDepth depth) {
+static void buildLowering(OpPassManager &pm, LoweringDepth depth,
+                          const GPUTargetOptions *gpu) {
   if (depth == LoweringDepth::Kernels) {
     pm.addPass(createProgramToFuncPass());
     pm.addPass(createConvertToKernelsPass());
     pm.addPass(createFoldSplatConstantsPass());
+  } else if (gpu) {
+    buildLowerToGPUPipeline(pm, *gpu);
   } else {
     buildLowerToLLVMPipeline(pm);
   }
@@ -41,7 +44,8 @@ static void buildLowering(OpPassManager &pm, LoweringDepth depth) {
 
 LogicalResult mlir::piper::lowerProgramModule(ModuleOp programModule,
                                               LoweringDepth depth,
-                                              TimingScope &timing) {
+                                              TimingScope &timing,
+                                              const GPUTargetOptions *gpu) {
   // Declared first: the pass manager's timing instrumentation refers to it.
   TimingScope passTiming = timing.nest("lower to the LLVM dialect");
   PassManager pm(programModule.getContext());
@@ -51,17 +55,20 @@ LogicalResult mlir::piper::lowerProgramModule(ModuleOp programModule,
   // --piper-lower-to-llvm` (the same pipeline) verifies after each pass, to
   // find the pass that breaks the IR.
   pm.enableVerifier(false);
-  buildLowering(pm, depth);
+  buildLowering(pm, depth, gpu);
   if (failed(pm.run(programModule)))
     return failure();
   TimingScope verifyTiming = timing.nest("verify the lowered program");
   return verify(programModule);
 }
 
-void mlir::piper::loadLoweringDialects(MLIRContext *context) {
+void mlir::piper::loadLoweringDialects(MLIRContext *context,
+                                       const GPUTargetOptions *gpu) {
   OpPassManager pm(ModuleOp::getOperationName());
-  buildLowering(pm, LoweringDepth::LLVM);
+  buildLowering(pm, LoweringDepth::LLVM, gpu);
   DialectRegistry registry;
+  if (gpu)
+    registerGPUTargetInterfaces(registry);
   pm.getDependentDialects(registry);
   context->appendDialectRegistry(registry);
   for (StringRef name : registry.getDialectNames())

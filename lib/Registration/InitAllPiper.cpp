@@ -8,6 +8,7 @@
 
 #include "piper/InitAllPiper.h"
 
+#include "piper/Conversion/GPU/Passes.h"
 #include "piper/Conversion/Passes.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/Transforms/Autodiff.h"
@@ -30,6 +31,7 @@ void mlir::piper::registerPiper(DialectRegistry &registry) {
   registerVJPInterfaceExternalModels(registry);
   registerTransformDialectExtension(registry);
   registerPiperConversionInterfaces(registry);
+  registerGPUTargetInterfaces(registry);
 
   // Pass registration is global and must happen once per process even when
   // several hosts or tests call this entry point.
@@ -37,6 +39,7 @@ void mlir::piper::registerPiper(DialectRegistry &registry) {
     registerPiperPasses();
     registerSimulatorPasses();
     registerPiperConversionPasses();
+    registerGPUTargetPasses();
     return true;
   }();
   (void)passesRegistered;

@@ -132,6 +132,15 @@ cl::opt<std::string> gradReduceDtype(
     cl::desc("Element type of gradient reductions under bf16-mixed (f32)"),
     cl::init("f32"), cl::cat(category));
 
+cl::opt<std::string> target("target",
+                           cl::desc("cpu (default) or cuda: kernels as cubin "
+                                    "for --gpu-arch (docs/GPU.md)"),
+                           cl::init("cpu"), cl::cat(category));
+cl::opt<std::string> gpuArch("gpu-arch",
+                             cl::desc("The GPU architecture of --target=cuda "
+                                      "(default sm_90)"),
+                             cl::init("sm_90"), cl::cat(category));
+
 cl::opt<unsigned> jobs(
     "jobs",
     cl::desc("Programs lowered and emitted at once (default 0: one per core "
@@ -162,6 +171,10 @@ CompileOptions compileOptions() {
   options.optimizer.eps = eps;
   options.optimizer.noDecay = noDecay;
   options.clipGradNorm = clipGradNorm;
+  if (target == "cuda") {
+    options.gpu.emplace();
+    options.gpu->chip = gpuArch;
+  }
   return options;
 }
 
@@ -324,6 +337,19 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
       return failure();
 
   CompileOptions options = compileOptions();
+  if (target != "cpu" && target != "cuda") {
+    llvm::errs() << "piper-compile: unknown --target '" << target
+                 << "' (cpu or cuda)\n";
+    return failure();
+  }
+  if (gpuArch.getNumOccurrences() && !options.gpu) {
+    llvm::errs() << "piper-compile: --gpu-arch needs --target=cuda\n";
+    return failure();
+  }
+  if (options.gpu && !validateGPUTargetOptions(*options.gpu, policyError)) {
+    llvm::errs() << "piper-compile: " << policyError << "\n";
+    return failure();
+  }
   if (!(clipGradNorm >= 0.0 && std::isfinite(clipGradNorm))) {
     llvm::errs() << "piper-compile: --clip-grad-norm must be finite and "
                     "non-negative\n";
@@ -367,7 +393,7 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
                        : emit == Emit::Lowered ? LoweredForm::LLVMDialect
                                                : LoweredForm::LLVMIR;
     return writeOutput([&](raw_ostream &os) {
-      return printLowered(*module, form, os, timing);
+      return printLowered(*module, form, os, timing, options.gpu);
     });
   }
 

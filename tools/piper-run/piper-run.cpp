@@ -229,7 +229,8 @@ int main(int argc, char **argv) {
                 "%r)");
   if (!checkEvalFlags(error))
     return fail(error);
-  if (!plan::loadManifest(planDir, manifest, error))
+  if (!plan::loadManifest(planDir, manifest, error) ||
+      !plan::checkRunTarget(manifest, "cpu", error))
     return fail(error);
   Hyperparameters hyper;
   if (!hyper.configure(manifest, steps, error))

@@ -26,6 +26,7 @@
 #ifndef PIPER_COMPILE_COMPILE_H
 #define PIPER_COMPILE_COMPILE_H
 
+#include "piper/Conversion/GPU/Passes.h"
 #include "piper/Dialect/Piper/Transforms/Passes.h"
 #include "piper/Dialect/Piper/Transforms/PlanAnnotations.h"
 #include "piper/Interpreter/Inputs.h"
@@ -51,6 +52,9 @@ struct CompileOptions {
   double clipGradNorm = 0.0;
   /// The model file's name, as plan.json records it.
   std::string sourceName;
+  /// --target=cuda: the GPU lowering (docs/GPU.md) with these choices;
+  /// absent: the host CPU.
+  std::optional<GPUTargetOptions> gpu;
 };
 
 /// Runs the front half on the model in `module` (its only public function
@@ -80,7 +84,8 @@ enum class LoweredForm {
 /// Prints every program of the prepared `module`, each lowered alone, to
 /// `os` in program order.
 LogicalResult printLowered(ModuleOp module, LoweredForm form,
-                           llvm::raw_ostream &os, TimingScope &timing);
+                           llvm::raw_ostream &os, TimingScope &timing,
+                           const std::optional<GPUTargetOptions> &gpu = {});
 
 /// Writes the plan directory `planDir` (created if needed): one
 /// <program>.so per program of the prepared `module` and plan.json.

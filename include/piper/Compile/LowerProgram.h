@@ -18,6 +18,8 @@
 #ifndef PIPER_COMPILE_LOWERPROGRAM_H
 #define PIPER_COMPILE_LOWERPROGRAM_H
 
+#include "piper/Conversion/GPU/Passes.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/Timing.h"
@@ -42,12 +44,16 @@ OwningOpRef<ModuleOp> cloneProgram(ModuleOp module, StringRef program);
 /// after emitting the lowering's diagnostics. Distinct
 /// modules may be lowered on several threads at once after
 /// loadLoweringDialects.
+/// With `gpu`, LoweringDepth::LLVM is the --target=cuda lowering
+/// (buildLowerToGPUPipeline).
 LogicalResult lowerProgramModule(ModuleOp programModule, LoweringDepth depth,
-                                 TimingScope &timing);
+                                 TimingScope &timing,
+                                 const GPUTargetOptions *gpu = nullptr);
 
 /// Loads every dialect the lowering's passes create ops of, so that no pass
 /// manager loads one while others run (which MLIR does not allow).
-void loadLoweringDialects(MLIRContext *context);
+void loadLoweringDialects(MLIRContext *context,
+                          const GPUTargetOptions *gpu = nullptr);
 
 } // namespace mlir::piper
 

@@ -198,6 +198,10 @@ struct Manifest {
   std::vector<Role> roles;
   /// The axes replicas split the batch over (dim 0 of every data argument).
   std::vector<std::string> batchAxes;
+  /// What the role objects run on: "cpu" (the default; "target" absent from
+  /// plan.json) or "cuda", whose kernels are cubins for `gpuArch` (sm_90, ...;
+  /// docs/GPU.md).
+  std::string target = "cpu", gpuArch;
   std::vector<Communicator> communicators;
 
   bool operator==(const Manifest &o) const;
@@ -220,6 +224,12 @@ std::string writeManifest(const Manifest &manifest);
 ///   plan.arguments[3].shard
 bool readManifest(const std::string &text, const std::string &file,
                   Manifest &manifest, std::string &error);
+
+/// Whether a runtime built for `runtimeTarget` ("cpu", "cuda") can run
+/// `manifest`'s objects; otherwise false with one line in `error` naming
+/// both.
+bool checkRunTarget(const Manifest &manifest, const std::string &runtimeTarget,
+                    std::string &error);
 
 /// Reads `<directory>/plan.json` (readManifest, plus "cannot read plan ...").
 bool loadManifest(const std::string &directory, Manifest &manifest,

@@ -192,7 +192,8 @@ bool Manifest::operator==(const Manifest &o) const {
   return function == o.function && source == o.source && mesh == o.mesh &&
          optimizer == o.optimizer && arguments == o.arguments &&
          results == o.results && roles == o.roles && batchAxes == o.batchAxes &&
-         communicators == o.communicators;
+         communicators == o.communicators && target == o.target &&
+         gpuArch == o.gpuArch;
 }
 
 bool Manifest::rolesOfRanks(std::vector<const Role *> &out,

@@ -238,7 +238,9 @@ bool Reader::manifest(const Value &v, Manifest &m) {
                  return role(e, p, r);
                }) ||
       !optional(v, root, "batch_axes", m.batchAxes) ||
-      !optional(v, root, "source", m.source))
+      !optional(v, root, "source", m.source) ||
+      !optional(v, root, "target", m.target) ||
+      !optional(v, root, "gpu_arch", m.gpuArch))
     return false;
   if (const Value *c = v.get("communicators");
       c && !objects(v, root, "communicators", m.communicators,

@@ -136,8 +136,44 @@ bool checkRole(const Manifest &m, size_t k, std::string &error) {
 
 } // namespace
 
+/// "cpu" (no architecture) or "cuda" with an `sm_<NN>[a]` architecture.
+static bool checkTarget(const Manifest &m, std::string &error) {
+  if (m.target == "cpu") {
+    if (m.gpuArch.empty())
+      return true;
+    error = "a cpu plan has no GPU architecture at plan.gpu_arch";
+    return false;
+  }
+  if (m.target != "cuda") {
+    error = "unknown target '" + m.target + "' (cpu or cuda) at plan.target";
+    return false;
+  }
+  const std::string &a = m.gpuArch;
+  size_t digits = a.size() >= 3 ? a.find_first_not_of("0123456789", 3) : 0;
+  if (digits == std::string::npos)
+    digits = a.size();
+  bool ok = a.compare(0, 3, "sm_") == 0 && digits >= 5 &&
+            (digits == a.size() || (digits + 1 == a.size() && a[digits] == 'a'));
+  if (!ok) {
+    error = "GPU architecture '" + a + "' is no sm_<NN> at plan.gpu_arch";
+    return false;
+  }
+  return true;
+}
+
+bool piper::plan::checkRunTarget(const Manifest &m,
+                                 const std::string &runtimeTarget,
+                                 std::string &error) {
+  if (m.target == runtimeTarget)
+    return true;
+  error = "the plan was compiled for --target=" + m.target +
+          (m.gpuArch.empty() ? "" : " (" + m.gpuArch + ")") +
+          "; this piper-run runs " + runtimeTarget + " plans";
+  return false;
+}
+
 bool piper::plan::validateManifest(const Manifest &m, std::string &error) {
-  if (!checkMesh(m, error))
+  if (!checkMesh(m, error) || !checkTarget(m, error))
     return false;
   // Bytes a rank holding every argument and result whole would allocate.
   uint64_t bytes = 0;

@@ -105,6 +105,11 @@ std::string piper::plan::writeManifest(const Manifest &m) {
   for (const Communicator &c : m.communicators)
     comms.emplace_back(Object{{"axes", strings(c.axes)}, {"stream", c.stream}});
   o.emplace_back("communicators", std::move(comms));
+  // Absent for the CPU, so that CPU plans stay byte for byte as they were.
+  if (m.target != "cpu") {
+    o.emplace_back("target", m.target);
+    o.emplace_back("gpu_arch", m.gpuArch);
+  }
   if (m.optimizer) {
     Object opt{{"kind", m.optimizer->kind}, {"lr", m.optimizer->lr}};
     if (m.optimizer->clipGradNorm > 0)
