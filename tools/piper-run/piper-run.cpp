@@ -52,6 +52,11 @@
 #include <optional>
 #include <unistd.h>
 
+// The plans this driver runs: piper-run-cuda defines it as "cuda".
+#ifndef PIPER_RUN_TARGET
+#define PIPER_RUN_TARGET "cpu"
+#endif
+
 using namespace piper;
 using namespace piper::run;
 namespace cl = llvm::cl;
@@ -230,7 +235,7 @@ int main(int argc, char **argv) {
   if (!checkEvalFlags(error))
     return fail(error);
   if (!plan::loadManifest(planDir, manifest, error) ||
-      !plan::checkRunTarget(manifest, "cpu", error))
+      !plan::checkRunTarget(manifest, PIPER_RUN_TARGET, error))
     return fail(error);
   Hyperparameters hyper;
   if (!hyper.configure(manifest, steps, error))
