@@ -38,6 +38,16 @@
 // Each all-gather with the 4 lines before it on one line.
 // RUN: grep -B4 piper_comm_iall_gather %t/z1.kernels.mlir | paste -sd' ' | sed 's/ -- /\n/g' | FileCheck %s --check-prefix=GATHER
 
+// PP2 x TP2 x DP2 on 8 ranks, 1F1B over 2 microbatches, ZeRO-3 over dp:
+// global batch 2 replicas x 2 microbatches x 1.
+// RUN: echo '{"mesh": "mesh", "directives": [{"split": {"filter": {}, "n": 2}}, {"place": {"filter": {"PP": 0}, "devices": {"pp": 0}, "stream": "pp"}}, {"place": {"filter": {"PP": 1}, "devices": {"pp": 1}, "stream": "pp"}}, {"shard": {"filter": {}, "kind": "tensor", "devices": ["tp"], "column": ["layers.*.attn.w[qkv]", "layers.*.mlp.w_{gate,up}"], "row": ["layers.*.attn.wo", "layers.*.mlp.w_down"]}}, {"replicate": {"filter": {}, "devices": ["dp"], "zero": 3}}, {"schedule": {"name": "1f1b"}}]}' > %t/pptp.json
+// RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --mesh=dp=1 --batch=4 -o %t/gpt4.mlir
+// RUN: piper-interp %t/gpt4.mlir --steps=5 --optimizer=adamw --params-out=%t/gpt4.params > %t/gpt4.txt
+// RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --mesh=dp=2,pp=2,tp=2 --pp=2 --batch=1 -o %t/pptp.mlir
+// RUN: piper-compile %t/pptp.mlir --directives=%t/pptp.json -o %t/pptp.plan
+// RUN: %mpiexec -np 8 piper-run %t/pptp.plan --steps=5 --params-out=%t/pptp.params > %t/pptp.txt
+// RUN: %numdiff %t/gpt4.txt %t/pptp.txt && %numdiff %t/gpt4.params %t/pptp.params
+
 // PP2 x EP2 x DP2 on 8 ranks, 1F1B over 2 microbatches: the experts ZeRO-1
 // over dp, the dense parameters ZeRO-1 over dp and ep.
 // RUN: echo '{"mesh": "mesh", "directives": [{"split": {"filter": {}, "n": 2}}, {"place": {"filter": {"PP": 0}, "devices": {"pp": 0}, "stream": "pp"}}, {"place": {"filter": {"PP": 1}, "devices": {"pp": 1}, "stream": "pp"}}, {"shard": {"filter": {}, "kind": "expert", "devices": ["ep"], "stream": "ep"}}, {"replicate": {"filter": {}, "devices": ["dp", "ep"], "zero": 1, "where": {"EP": "none"}}}, {"replicate": {"filter": {}, "devices": ["dp"], "zero": 1, "where": {"EP": "*"}}}, {"schedule": {"name": "1f1b"}}]}' > %t/ppep.json
