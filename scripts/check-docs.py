@@ -46,17 +46,20 @@ def tool_flags(bin_dir, tool):
 
 
 def own_flags(bin_dir, tool):
-    """The flags of the tool's own option category (not LLVM's generic ones)."""
+    """The flags of the tool's own option categories: every section of its
+    `--help` but LLVM's "Generic Options"."""
     exe = os.path.join(bin_dir, tool)
     if not os.path.exists(exe):
         return set()
     out = subprocess.run([exe, "--help"],
                          capture_output=True, text=True, timeout=60).stdout
-    section = re.search(r"^%s options:\n(.*?)(?:\n\n[^ \n]|\Z)" % re.escape(tool),
-                        out, re.M | re.S)
-    if not section:
-        return set()
-    return set(re.findall(r"^\s+--([A-Za-z][\w-]*)", section.group(1), re.M))
+    flags = set()
+    for title, body in re.findall(r"^(\S[^\n]*):\n((?:(?:[ \t]+[^\n]*)?\n)*)",
+                                  out, re.M):
+        if title in ("OPTIONS", "Generic Options", "USAGE"):
+            continue
+        flags.update(re.findall(r"^\s+--([A-Za-z][\w-]*)", body, re.M))
+    return flags
 
 
 def check_flags_table(tool, rows, bin_dir, flags_of, where, errors):

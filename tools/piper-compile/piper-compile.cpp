@@ -35,6 +35,7 @@
 #include "piper/Conversion/Passes.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/MixedPrecision.h"
+#include "piper/Dialect/Piper/Transforms/PlanAnnotations.h"
 #include "piper/InitAllPiper.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -136,6 +137,13 @@ cl::opt<unsigned> jobs(
     cl::desc("Programs lowered and emitted at once (default 0: one per core "
              "available; 1: one after another)"),
     cl::init(0), cl::cat(category));
+cl::opt<int64_t> globalBatch(
+    "global-batch",
+    cl::desc("Fail unless the model and strategy train on this many "
+             "sequences (MLP: samples) per step: the model's batch times "
+             "the data-parallel replicas (piper-gen --global-batch derives "
+             "the model's batch)"),
+    cl::value_desc("N"), cl::cat(category));
 cl::opt<bool> timing("timing",
                      cl::desc("Print the time of each compile stage and MLIR "
                               "pass to stderr"),
@@ -220,6 +228,59 @@ void printBatchSummary(ModuleOp module, StringRef planDir) {
   llvm::outs() << line << "\n";
 }
 
+/// --global-batch: the model's data arguments hold one microbatch of one
+/// replica; the strategy's microbatch count (the programs' input counts)
+/// and the axes gradients are reduced over (collectBatchAxes) multiply
+/// them. Checked on the device programs, before the back half runs.
+LogicalResult checkGlobalBatch(ModuleOp module,
+                               ArrayRef<ArgumentInfo> modelArgs) {
+  if (!globalBatch.getNumOccurrences())
+    return success();
+  if (globalBatch < 1) {
+    llvm::errs() << "piper-compile: --global-batch must be a positive "
+                    "integer, got "
+                 << globalBatch << "\n";
+    return failure();
+  }
+  const ArgumentInfo *data = nullptr;
+  for (const ArgumentInfo &arg : modelArgs)
+    if (!arg.isParameter() && !arg.shape.empty()) {
+      data = &arg;
+      break;
+    }
+  if (!data) {
+    llvm::errs() << "piper-compile: --global-batch: the model has no data "
+                    "argument with a batch dimension\n";
+    return failure();
+  }
+  SmallVector<ProgramOp> programs(module.getOps<ProgramOp>());
+  SmallVector<MeshOp> meshes(module.getOps<MeshOp>());
+  SmallVector<std::string> axes;
+  int64_t replicas = 1;
+  if (meshes.size() == 1) {
+    axes = collectBatchAxes(programs, meshes.front());
+    for (MeshAxisAttr axis : meshes.front().getAxisList())
+      if (llvm::is_contained(axes, axis.getName().str()))
+        replicas *= axis.getSize();
+  }
+  int64_t microbatches = 1;
+  for (ProgramOp program : programs)
+    for (auto input : program.getOps<InputOp>())
+      microbatches =
+          std::max<int64_t>(microbatches, input.getCount().value_or(1));
+  int64_t rows = data->shape[0];
+  int64_t global = rows * microbatches * replicas;
+  if (global == globalBatch)
+    return success();
+  llvm::errs() << "piper-compile: --global-batch=" << globalBatch
+               << ", but the model and strategy train on " << global << " ("
+               << microbatches << " microbatch(es) of " << rows << " x "
+               << replicas << " replica(s) over [" << llvm::join(axes, ", ")
+               << "]); regenerate the model with piper-gen --global-batch="
+               << globalBatch << " --strategy=...\n";
+  return failure();
+}
+
 /// Without a strategy every device of the mesh runs the whole step on the
 /// whole batch: a mesh of dp=2 compiled alone trains two identical copies.
 /// Said once, at the mesh, rather than left for the user to discover.
@@ -286,6 +347,8 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
     if (failed(args))
       return failure();
     modelArgs = std::move(*args);
+    if (failed(checkGlobalBatch(*module, modelArgs)))
+      return failure();
   }
   if (emit == Emit::Programs)
     return writeOutput([&](raw_ostream &os) {

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GlobalBatch.h"
 #include "piper/Config.h"
 #include "piper/InitAllPiper.h"
 #include "piper/ModelGen/ModelGen.h"
@@ -110,6 +111,17 @@ cl::opt<int64_t> seq("seq", cl::desc("Sequence length"), cl::value_desc("N"),
                      cl::cat(sizeCategory));
 cl::opt<int64_t> batch("batch", cl::desc("Sequences (MLP: samples) per step"),
                        cl::value_desc("N"), cl::cat(sizeCategory));
+cl::opt<int64_t> globalBatch(
+    "global-batch",
+    cl::desc("Sequences (MLP: samples) per step over the whole job, under "
+             "--strategy on --mesh: sets --batch to one microbatch of one "
+             "replica, checking that the batch divides"),
+    cl::value_desc("N"), cl::cat(sizeCategory));
+cl::opt<std::string> strategyFile(
+    "strategy",
+    cl::desc("The JSON strategy --global-batch divides over (its split and "
+             "replicate directives)"),
+    cl::value_desc("file.json"), cl::cat(sizeCategory));
 cl::opt<int64_t> inFeatures("in-features", cl::desc("MLP input features"),
                             cl::value_desc("N"), cl::cat(sizeCategory));
 cl::opt<double> capacityFactor(
@@ -210,6 +222,22 @@ llvm::Expected<GenOptions> getOptions() {
     if (!mesh)
       return mesh.takeError();
     options.mesh = std::move(*mesh);
+  }
+  if (globalBatch.getNumOccurrences() || strategyFile.getNumOccurrences()) {
+    if (batch.getNumOccurrences())
+      return error("give --batch (one microbatch of one replica) or "
+                   "--global-batch, "
+                   "not both");
+    if (strategyFile.empty() || !meshSpec.getNumOccurrences() ||
+        !globalBatch.getNumOccurrences())
+      return error("--global-batch needs --strategy=FILE.json and --mesh "
+                   "(the replicas it divides over)");
+    llvm::Expected<::piper::gen::BatchSplit> split =
+        ::piper::gen::splitGlobalBatch(globalBatch, strategyFile, options.mesh);
+    if (!split)
+      return split.takeError();
+    c.batch = split->microbatch;
+    llvm::errs() << "piper-gen: " << split->describe() << "\n";
   }
   std::optional<ElementKind> dtype = symbolizeElementKind(dtypeName);
   if (!dtype)

@@ -18,11 +18,24 @@
 #include "mlir/Dialect/Transform/DebugExtension/DebugExtension.h"
 #include "mlir/Dialect/Transform/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 
+/// Errors are one located line: an op a pass fails on is printed only on
+/// request (--mlir-print-op-on-diagnostic), since for a DAG task or a
+/// program it is a page of generic IR. mlir-opt's default is the opposite.
+static void quietOpOnDiagnostic() {
+  mlir::registerMLIRContextCLOptions();
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("mlir-print-op-on-diagnostic");
+  if (it != options.end())
+    static_cast<llvm::cl::opt<bool> *>(it->second)->setInitialValue(false);
+}
+
 int main(int argc, char **argv) {
+  quietOpOnDiagnostic();
   mlir::registerTransformsPasses();
   mlir::transform::registerTransformPasses();
 

@@ -48,6 +48,8 @@ public:
   /// After step `step` (of `lastStep`) has updated `args`.
   bool afterStep(int64_t step, int64_t lastStep, std::vector<HostTensor> &args,
                  std::string &error);
+  /// Whether --save is on.
+  bool saves() const { return saver != nullptr; }
   /// Commits the save in flight, if any; prints --ckpt-stats.
   bool finish(std::string &error);
   ~Checkpointing();

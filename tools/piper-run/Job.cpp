@@ -74,6 +74,12 @@ bool Job::start(int &argc, char **&argv, const plan::Manifest &manifest,
   if ((manifest.mesh.numDevices() > 1 || !traceFile.empty()) &&
       !startRuntime(argc, argv, manifest, *this, error))
     return false;
+  if (context && !traceFile.empty() &&
+      piper_rt_trace_enable(context, traceFile.c_str()) != PIPER_RT_OK) {
+    // Every rank enables it (a merged trace is gathered at finalize).
+    error = std::string("--trace: ") + piper_rt_last_error();
+    return false;
+  }
 #else
   (void)argc;
   (void)argv;
@@ -88,6 +94,11 @@ bool Job::start(int &argc, char **&argv, const plan::Manifest &manifest,
     return false;
   }
 #endif
+  return openSession(manifest, !traceFile.empty(), error);
+}
+
+bool Job::openSession(const plan::Manifest &manifest, bool traced,
+                      std::string &error) {
   if (!manifest.rolesOfRanks(roleOf, error))
     return false;
   if (piper_plan_session_create(context, &session) != PIPER_RT_OK) {
@@ -102,18 +113,54 @@ bool Job::start(int &argc, char **&argv, const plan::Manifest &manifest,
     return false;
   std::vector<const char *> streams = cStrings(role().streams);
   piper_plan_session_set_streams(session, streams.size(), streams.data());
-  if (traceFile.empty())
+  if (!traced)
     return true;
-  // Every rank enables it (a merged trace is gathered at finalize).
   std::vector<const char *> launches = cStrings(role().launches);
-  if (piper_rt_trace_enable(context, traceFile.c_str()) != PIPER_RT_OK ||
-      piper_plan_session_trace_launches(session, launches.size(),
+  if (piper_plan_session_trace_launches(session, launches.size(),
                                         launches.data()) != PIPER_RT_OK) {
     error = std::string("--trace: ") + piper_rt_last_error();
     return false;
   }
+#else
+  (void)traced;
 #endif
   return true;
+}
+
+bool Job::switchTo(const plan::Manifest &manifest, bool traced,
+                   std::string &error) {
+  int64_t devices = static_cast<int64_t>(roleOf.size());
+  if (manifest.mesh.numDevices() != devices) {
+    error = "--switch-to: the new plan runs on " +
+            std::to_string(manifest.mesh.numDevices()) +
+            " devices and this job has " + std::to_string(devices) +
+            "; a switch in memory keeps the ranks";
+    return false;
+  }
+  if (session) {
+    piper_plan_session_destroy(session);
+    session = nullptr;
+  }
+#ifdef PIPER_PLAN_HAVE_MPI
+  if (context) {
+    std::vector<const char *> names;
+    std::vector<int64_t> sizes;
+    for (const plan::MeshAxis &axis : manifest.mesh.axes) {
+      names.push_back(axis.name.c_str());
+      sizes.push_back(axis.size);
+    }
+    piper_rt_mesh mesh = nullptr;
+    bool ok = piper_rt_mesh_create(names.size(), names.data(), sizes.data(),
+                                   &mesh) == PIPER_RT_OK &&
+              piper_rt_replace_mesh(context, mesh) == PIPER_RT_OK;
+    piper_rt_mesh_destroy(mesh);
+    if (!ok) {
+      error = std::string("--switch-to: ") + piper_rt_last_error();
+      return false;
+    }
+  }
+#endif
+  return openSession(manifest, traced, error);
 }
 
 // Summed in replica order, then divided: the mean of the means.

@@ -38,6 +38,11 @@ struct Job {
   /// On failure, `error` is for rank 0 to print (see stop).
   bool start(int &argc, char **&argv, const plan::Manifest &manifest,
              const std::string &traceFile, std::string &error);
+  /// At a step boundary, closes this plan's session and opens `manifest`'s
+  /// on the same ranks (the runtime's mesh replaced by the new plan's), so
+  /// that the job continues under another strategy (--switch-to).
+  bool switchTo(const plan::Manifest &manifest, bool traced,
+                std::string &error);
   const plan::Role &role() const { return *roleOf[rank]; }
   /// The step's loss on rank 0: the mean over `lossRanks` (the batch
   /// replicas of the loss role) of their `loss`.
@@ -46,6 +51,11 @@ struct Job {
   /// Closes the session and the runtime (which writes the trace); false
   /// with the runtime's error.
   bool stop(std::string &error);
+
+private:
+  /// Assigns roles and opens, activates and wires the plan's session.
+  bool openSession(const plan::Manifest &manifest, bool traced,
+                   std::string &error);
 };
 
 } // namespace piper::run

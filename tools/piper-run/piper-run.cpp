@@ -35,6 +35,7 @@
 #include "Params.h"
 #include "Program.h"
 #include "Step.h"
+#include "Switch.h"
 #include "TraceSummary.h"
 #include "common/EvalFlags.h"
 #include "common/LossCurve.h"
@@ -233,6 +234,9 @@ int main(int argc, char **argv) {
   Hyperparameters hyper;
   if (!hyper.configure(manifest, steps, error))
     return fail(error);
+  plan::Manifest nextManifest;
+  if (!checkSwitch(manifest, steps, nextManifest, error))
+    return fail(error);
   Job job;
   if (!job.start(argc, argv, manifest, traceFile, error) ||
       !hyper.start(manifest, job, error)) {
@@ -249,13 +253,10 @@ int main(int argc, char **argv) {
     job.stop(error);
     return 1;
   }
-  const plan::Role &role = job.role();
   plan::Coords coords = manifest.mesh.coords(job.rank);
   std::vector<int> lossRanks = manifest.lossRanks(job.roleOf);
-  auto [batchReplica, batchReplicas] =
-      manifest.mesh.indexAlong(coords, manifest.batchAxes);
   Program program;
-  if (!program.load(planDir, manifest, role, error))
+  if (!program.load(planDir, manifest, job.role(), error))
     return fail(error);
   // On this thread, which runs the entry: OpenMP's team size is a property
   // of the thread that opens the parallel regions.
@@ -289,8 +290,16 @@ int main(int argc, char **argv) {
     job.stop(error);
     return 1;
   }
+  if (switchFlags().enabled() && checkpoints.saves()) {
+    if (job.rank == 0)
+      fail("--switch-to cannot be combined with --save yet (the saver "
+           "writes the first plan's layout); save after a run under the "
+           "second plan, or resume under it");
+    job.stop(error);
+    return 1;
+  }
   std::vector<HostTensor> results(manifest.results.size());
-  for (int64_t j : role.outputs)
+  for (int64_t j : job.role().outputs)
     results[j].allocate(manifest.results[j]);
 
   std::unique_ptr<llvm::raw_fd_ostream> log;
@@ -300,20 +309,27 @@ int main(int argc, char **argv) {
     if (ec)
       return fail("cannot write " + logFile + ": " + ec.message());
   }
-  DataFeeder data(manifest, runSeed, batchReplica, batchReplicas);
-  if (!dataFile.empty() && !data.useCorpus(dataFile, error))
+  // The data of this rank's batch replica; replaced with the plan at a
+  // --switch-to (the replica index depends on the strategy, the order not).
+  std::optional<DataFeeder> data, evalFeeder;
+  auto openData = [&](std::string &error) {
+    auto [replica, replicas] = manifest.mesh.indexAlong(
+        manifest.mesh.coords(job.rank), manifest.batchAxes);
+    data.emplace(manifest, runSeed, replica, replicas);
+    evalFeeder.emplace(manifest, runSeed, replica, replicas);
+    return (dataFile.empty() || data->useCorpus(dataFile, error)) &&
+           (evalData.empty() || evalFeeder->useCorpus(evalData, error));
+  };
+  if (!openData(error))
     return fail(error);
   bool showProgress = progress == cl::BOU_TRUE ||
                       (progress == cl::BOU_UNSET && isatty(STDERR_FILENO));
   double totalSeconds = 0;
   piper::CurveSeries lossCurve{"training loss", "#1f77b4", {}};
   piper::CurveSeries evalCurve{"held-out loss", "#ff7f0e", {}};
-  DataFeeder evalFeeder(manifest, runSeed, batchReplica, batchReplicas);
-  if (!evalData.empty() && !evalFeeder.useCorpus(evalData, error))
-    return fail(error);
-  StepContext stepContext{manifest,  role, program, job,
-                          lossRanks, args, results};
   for (int64_t s = firstStep; s <= steps; ++s) {
+    StepContext stepContext{manifest,  job.role(), program, job,
+                            lossRanks, args,       results};
     if (job.rank == killRank && s == killAtStep) {
       // One write: other ranks print into the same file at the same time.
       std::string line = "piper-run: rank " + std::to_string(job.rank) +
@@ -326,8 +342,8 @@ int main(int argc, char **argv) {
     }
     hyper.set(job, s);
     double loss = 0, seconds = 0;
-    if (!runStepProgram(stepContext, data, s, "step " + std::to_string(s), loss,
-                        seconds, error))
+    if (!runStepProgram(stepContext, *data, s, "step " + std::to_string(s),
+                        loss, seconds, error))
       return fail(error);
     if (job.rank == 0) {
       // One write per line, at once: other ranks' messages share the file.
@@ -357,14 +373,14 @@ int main(int argc, char **argv) {
            << ", \"threads\": " << threads << "}\n";
     }
     // Updated parameters and state become next step's arguments.
-    for (int64_t j : role.outputs)
+    for (int64_t j : job.role().outputs)
       if (std::optional<int64_t> target = manifest.results[j].updates)
         std::memcpy(args[*target].data(), results[j].data(),
                     results[j].bytes());
     bool evalNow = evaluateAfter(s, steps);
     double evalLoss = 0;
-    if (evalNow &&
-        !evaluateHeldOut(stepContext, evalFeeder, evalBatches, evalLoss, error))
+    if (evalNow && !evaluateHeldOut(stepContext, *evalFeeder, evalBatches,
+                                    evalLoss, error))
       return fail(error);
     if (evalNow && job.rank == 0) {
       std::string line;
@@ -381,6 +397,14 @@ int main(int argc, char **argv) {
     if (!checkpoints.afterStep(s, steps, args, error))
       return fail("rank " + std::to_string(job.rank) + ": step " +
                   std::to_string(s) + ": " + error);
+    if (switchFlags().enabled() && s == switchFlags().after) {
+      if (!switchPlan(manifest, nextManifest, job, !traceFile.empty(), threads,
+                      args, results, program, error) ||
+          !hyper.configure(manifest, steps, error) ||
+          !hyper.start(manifest, job, error) || !openData(error))
+        return fail("rank " + std::to_string(job.rank) + ": " + error);
+      lossRanks = manifest.lossRanks(job.roleOf);
+    }
   }
   if (!checkpoints.finish(error))
     return fail(error);

@@ -135,6 +135,10 @@ piper_rt_status piper_rt_finalize(piper_rt_context context) {
   for (auto &entry : context->groups)
     if (entry.second != MPI_COMM_NULL)
       MPI_Comm_free(&entry.second);
+  for (auto &comm : context->retiredComms)
+    MPI_Comm_free(&comm->comm);
+  for (MPI_Comm &group : context->retiredGroups)
+    MPI_Comm_free(&group);
   MPI_Comm_free(&context->p2p);
   for (piper_rt_event_impl *event : context->events)
     event->context = nullptr;
@@ -190,6 +194,28 @@ piper_rt_status piper_rt_set_mesh(piper_rt_context context,
     return s;
   context->hasMesh = true;
   return PIPER_RT_OK;
+}
+
+piper_rt_status piper_rt_replace_mesh(piper_rt_context context,
+                                      piper_rt_mesh mesh) {
+  if (!context || !mesh)
+    return PIPER_RT_ERROR(PIPER_RT_ERROR_INVALID_ARGUMENT,
+                          "context or mesh is NULL");
+  if (mesh->numDevices != context->size)
+    return piper_rt_set_mesh(context, mesh); // reports the count mismatch
+  {
+    // The progress thread reads the maps only under the mutex.
+    std::lock_guard<std::mutex> guard(context->mutex);
+    for (auto &entry : context->comms)
+      context->retiredComms.push_back(std::move(entry.second));
+    context->comms.clear();
+    for (auto &entry : context->groups)
+      if (entry.second != MPI_COMM_NULL)
+        context->retiredGroups.push_back(entry.second);
+    context->groups.clear();
+  }
+  context->hasMesh = false;
+  return piper_rt_set_mesh(context, mesh);
 }
 
 piper_rt_status piper_rt_coords(piper_rt_context context, int64_t *coords,

@@ -116,6 +116,9 @@ struct piper_rt_context_impl {
   // Group communicator per axis mask, and the per-stream duplicates.
   std::map<uint32_t, MPI_Comm> groups;
   std::map<std::pair<uint32_t, int>, std::unique_ptr<piper_rt_comm_impl>> comms;
+  // Those of meshes replaced by piper_rt_replace_mesh, freed at finalize.
+  std::vector<std::unique_ptr<piper_rt_comm_impl>> retiredComms;
+  std::vector<MPI_Comm> retiredGroups;
 
   std::vector<std::unique_ptr<piper_rt_stream_impl>> streams;
   std::vector<piper_rt_event_impl *> events;

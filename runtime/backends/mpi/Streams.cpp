@@ -75,8 +75,11 @@ piper_rt_status piper_rt_stream_create(piper_rt_context context,
     return PIPER_RT_ERROR(PIPER_RT_ERROR_INVALID_ARGUMENT,
                           "a stream needs a name");
   std::lock_guard<std::mutex> guard(context->mutex);
+  // A destroyed stream's name is free again (a session replaced at a
+  // strategy switch opens streams of the same names); its object and trace
+  // row stay until finalize.
   for (auto &existing : context->streams)
-    if (existing->name == name)
+    if (!existing->destroyed && existing->name == name)
       return PIPER_RT_ERROR(PIPER_RT_ERROR_INVALID_ARGUMENT,
                             "a stream called '%s' already exists", name);
   auto impl = std::unique_ptr<piper_rt_stream_impl>(new (std::nothrow)

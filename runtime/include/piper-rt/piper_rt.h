@@ -298,6 +298,15 @@ piper_rt_status piper_rt_size(piper_rt_context context, int *size);
 /// counts, when its device count is not the world size: this is how a job
 /// started with the wrong `mpirun -np` is reported.
 piper_rt_status piper_rt_set_mesh(piper_rt_context context, piper_rt_mesh mesh);
+/// Replaces the mesh between two plans of one job (a strategy switch at a
+/// step boundary; the device count is checked as by piper_rt_set_mesh).
+/// Call it with every stream idle. Communicators made under the old mesh
+/// stay valid until piper_rt_finalize frees them, but piper_rt_comm_get no
+/// longer returns them: its axis names now mean the new mesh's axes.
+/// Collective in effect: every rank replaces the mesh before it makes a
+/// communicator of the new one.
+piper_rt_status piper_rt_replace_mesh(piper_rt_context context,
+                                      piper_rt_mesh mesh);
 /// This rank's coordinates in the mesh (num_axes values; `capacity` is the
 /// room in `coords`).
 piper_rt_status piper_rt_coords(piper_rt_context context, int64_t *coords,
