@@ -64,6 +64,8 @@
 // What is still unsupported: a checkpoint of a chunk of a part (neither a
 // box nor a flat range of the whole tensor).
 // RUN: not %mpiexec -np 4 piper-run %t/z1.plan --steps=1 --save=%t/ck 2>&1 | FileCheck %s --check-prefix=CKPT
+// A strategy switch in memory moves checkpoint regions too.
+// RUN: not %mpiexec -np 4 piper-run %t/z3.plan --steps=2 --switch-to=%t/z1.plan --switch-after=1 2>&1 | FileCheck %s --check-prefix=SWITCH
 
 // CHECK: step 1 loss
 // CHECK: step 5 loss
@@ -135,3 +137,4 @@
 // GATHER: bufferization.to_buffer %{{[^ ]*}} read_only : tensor<64xf64> {{.*}} memref.alloc() : memref<16x8xf64> {{.*}} call @piper_comm_iall_gather_f64(
 
 // CKPT: piper-run: checkpoints of 'optimizer.layers.0.attn.wq.exp_avg' are not supported: it is split over [tp] and ZeRO-sharded over [dp] (use zero = 0 for split parameters to checkpoint this run)
+// SWITCH: piper-run: --switch-to: checkpoints of 'layers.0.attn.wq' are not supported: it is split over [tp] and ZeRO-sharded over [dp] (use zero = 0 for split parameters to checkpoint this run)

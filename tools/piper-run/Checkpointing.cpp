@@ -136,24 +136,10 @@ bool Checkpointing::begin(const plan::Manifest &manifest,
     error = "--save-every and --keep must not be negative";
     return false;
   }
-  // A chunk of a split part is neither a box nor a flat range of the whole
-  // tensor, which is all a checkpoint's regions describe (ckpt::Region).
-  if (!saveDir.empty() || !resumeFrom.empty() || !initFrom.empty())
-    for (const plan::Tensor &t : manifest.arguments)
-      if (ckpt::isSaved(t) && t.shard && !t.split.empty() &&
-          (initFrom.empty() || t.kind == "param")) {
-        std::string axes;
-        for (const plan::Split &s : t.split)
-          for (const std::string &axis : s.axes)
-            axes += (axes.empty() ? "" : ", ") + axis;
-        error = "checkpoints of '" + ckpt::logicalName(t) +
-                "' are not supported: it is split over [" + axes +
-                "] and ZeRO-sharded over [" + t.shard->axes.front() +
-                (t.shard->axes.size() > 1 ? ", ..." : "") +
-                "] (use zero = 0 for split parameters to checkpoint this "
-                "run)";
-        return false;
-      }
+  // A chunk of a split part has no checkpoint region (ckpt::Region).
+  if ((!saveDir.empty() || !resumeFrom.empty() || !initFrom.empty()) &&
+      !ckpt::hasRegions(manifest, !initFrom.empty(), error))
+    return false;
   std::vector<void *> held(args.size(), nullptr);
   for (int64_t i : role->inputs)
     held[i] = args[i].data();
