@@ -191,12 +191,6 @@ FailureOr<::piper::plan::Manifest> mlir::piper::buildPlanManifest(
   SmallVector<std::string> batchAxes(manifest.batchAxes.begin(),
                                      manifest.batchAxes.end());
   ReplicaLayout layout = computeReplicaLayout(step, mesh, batchAxes);
-  if (!layout.splitAndSharded.empty())
-    return step.emitError()
-           << "piper-compile: parameter '" << layout.splitAndSharded.front()
-           << "' is split over mesh axes and ZeRO-sharded over others; "
-              "the native lowering holds split parameters whole per part "
-              "(use zero = 0 for them)";
   for (const CommKey &key : communicators)
     manifest.communicators.push_back(
         {{key.axes.begin(), key.axes.end()}, key.stream});

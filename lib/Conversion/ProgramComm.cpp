@@ -128,6 +128,11 @@ struct CommPattern : ProgramOpPattern<CommOp> {
     auto type = cast<RankedTensorType>(
         comm.getKind() == CollectiveKind::AllGather ? comm.getType()
                                                     : in.getType());
+    // The chunks of a split parameter's part gather into the part.
+    if (auto it = lowering.shards.find(in);
+        comm.getKind() == CollectiveKind::AllGather &&
+        it != lowering.shards.end() && !it->second.shape.empty())
+      type = RankedTensorType::get(it->second.shape, type.getElementType());
     // The communicator and, for reductions, the scale 1/R: each replica's
     // gradient is of the mean loss over its rows; the global loss is the
     // mean over the R batch replicas. (Created first, as every lowering of
@@ -139,6 +144,7 @@ struct CommPattern : ProgramOpPattern<CommOp> {
     FlatShard group;
     group.members = meshGroupSize(comm.getAxes(), lowering.mesh, &group.axes);
     group.numel = type.getNumElements();
+    llvm::append_range(group.shape, type.getShape());
     group.chunk = (group.numel + group.members - 1) / group.members;
     CollectiveKind collective = comm.getKind();
     // ZeRO over a group of one device shards nothing: the reduce-scatter is

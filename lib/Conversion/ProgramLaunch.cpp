@@ -143,26 +143,29 @@ private:
   }
 
   /// A compute body given ZeRO-3 parameters ungathered: it does not read
-  /// them, so each is a zero-filled tensor of the whole type.
+  /// them, so each is a zero-filled tensor of what its chunks flatten (the
+  /// whole type, or a split parameter's part, on which the body runs as a
+  /// local clone).
   FailureOr<SmallVector<Value>>
   callWithZeros(LaunchOp launch, func::FuncOp callee, ValueRange operands,
                 ConversionPatternRewriter &rewriter) const {
     Location loc = launch.getLoc();
     SmallVector<Value> args(operands);
     for (auto [i, operand] : llvm::enumerate(args)) {
-      if (!lowering.shards.count(operand))
+      auto it = lowering.shards.find(operand);
+      if (it == lowering.shards.end())
         continue;
       auto type = cast<RankedTensorType>(callee.getArgumentTypes()[i]);
-      Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                            type.getElementType());
+      ArrayRef<int64_t> shape = it->second.shape;
+      if (shape.empty())
+        shape = type.getShape();
+      Value empty =
+          tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
       Value zero = arith::ConstantOp::create(
           rewriter, loc, rewriter.getZeroAttr(type.getElementType()));
       operand = linalg::FillOp::create(rewriter, loc, zero, empty).result();
     }
-    return SmallVector<Value>(
-        func::CallOp::create(rewriter, loc, callee.getSymName(),
-                             launch.getResultTypes(), args)
-            .getResults());
+    return callOnLocalTypes(launch, callee, args, rewriter);
   }
 
   /// An update fed shards: every operand of an update touching a shard is

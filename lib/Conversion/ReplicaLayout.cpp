@@ -111,12 +111,14 @@ mlir::piper::computeReplicaLayout(func::FuncOp step, MeshOp mesh,
     shard.members = meshGroupSize(shard.axes, mesh);
     if (shard.members == 1)
       continue;
-    if (splitOfParam.count(param.getName())) {
-      layout.splitAndSharded.push_back(param.getName().str());
-      continue;
-    }
     Type type = step.getArgumentTypes()[i];
-    shard.numel = cast<RankedTensorType>(type).getNumElements();
+    llvm::append_range(shard.shape, cast<RankedTensorType>(type).getShape());
+    // A split parameter's part is itself sharded over the remaining
+    // replicated axes (Megatron's distributed optimizer): its chunks
+    // flatten the part, not the whole tensor.
+    if (auto it = splitOfParam.find(param.getName()); it != splitOfParam.end())
+      shard.shape = it->second.first.localShape;
+    shard.numel = ShapedType::getNumElements(shard.shape);
     shard.chunk = (shard.numel + shard.members - 1) / shard.members;
     zeroOf[param.getName()] = {shard, placement.getZero(), type};
     if (placement.getZero() == 3)
@@ -144,31 +146,29 @@ mlir::piper::computeReplicaLayout(func::FuncOp step, MeshOp mesh,
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
     auto state = step.getArgAttrOfType<OptStateAttr>(i, "piper.state");
     Type type = step.getArgumentTypes()[i];
+    // Both, for a split parameter's moments under ZeRO: chunks of the part
+    // (the shard decides the held type, the split which part).
     if (const FlatShard *shard = stateShard(state, type))
       layout.argShards[i] = *shard;
-    else if (const TensorSplit *split = stateSplit(state, type))
+    if (const TensorSplit *split = stateSplit(state, type))
       layout.argSplits[i] = *split;
   }
   for (unsigned j = 0, e = step.getNumResults(); j < e; ++j) {
     Type type = step.getResultTypes()[j];
-    if (const TensorSplit *split = stateSplit(
-            step.getResultAttrOfType<OptStateAttr>(j, "piper.state"), type)) {
-      layout.resultSplits[j] = *split;
-      continue;
-    }
-    if (const FlatShard *shard = stateShard(
-            step.getResultAttrOfType<OptStateAttr>(j, "piper.state"), type)) {
-      layout.resultShards[j] = *shard;
+    auto state = step.getResultAttrOfType<OptStateAttr>(j, "piper.state");
+    if (state) {
+      if (const TensorSplit *split = stateSplit(state, type))
+        layout.resultSplits[j] = *split;
+      if (const FlatShard *shard = stateShard(state, type))
+        layout.resultShards[j] = *shard;
       continue;
     }
     auto updated = step.getResultAttrOfType<StringAttr>(j, "piper.updated");
     if (!updated)
       continue;
     if (auto it = splitOfParam.find(updated.getValue());
-        it != splitOfParam.end()) {
+        it != splitOfParam.end())
       layout.resultSplits[j] = it->second.first;
-      continue;
-    }
     auto it = zeroOf.find(updated.getValue());
     if (it != zeroOf.end() && it->second.stage == 3)
       layout.resultShards[j] = it->second.shard;

@@ -6,12 +6,6 @@
 // RUN: not piper-compile %t/all-reduce.mlir --emit=kernels 2>&1 | FileCheck %s --check-prefix=REDUCE
 // RUN: not piper-compile %t/heads.mlir --emit=kernels 2>&1 | FileCheck %s --check-prefix=HEADS
 // RUN: not piper-compile %t/reshape.mlir --emit=kernels 2>&1 | FileCheck %s --check-prefix=RESHAPE
-//
-// Split expert weights are held whole per part: ZeRO over dp on top of the
-// split is not lowered.
-// RUN: piper-gen --model=moe --config=tiny-moe --dtype=f64 --mesh=dp=2,ep=2 --batch=1 -o %t/moe.mlir
-// RUN: echo '{"mesh": "mesh", "directives": [{"shard": {"filter": {}, "kind": "expert", "devices": ["ep"], "stream": "ep"}}, {"replicate": {"filter": {}, "devices": ["dp", "ep"], "where": {"EP": "none"}}}, {"replicate": {"filter": {}, "devices": ["dp"], "zero": 1, "where": {"EP": "*"}}}]}' > %t/zero.json
-// RUN: not piper-compile %t/moe.mlir --directives=%t/zero.json -o %t/zero.plan 2>&1 | FileCheck %s --check-prefix=ZERO
 
 // OTHER: other-op.mlir:14:8: error: cannot run 'F' on local types: 'piper.matmul' in @body reads 'tensor<2x3xf64>' where the body has 'tensor<4x3xf64>' (only all_to_all, piper.vjp, piper.expert_ffn, piper.linear, piper.reshape, piper.attention, elementwise ops and updates follow local types)
 // OTHER: other-op.mlir:8:8: note: in the body, here
@@ -20,7 +14,6 @@
 // REDUCE: all-reduce.mlir:12:8: error: cannot lower 'ar' in @body: only all_to_all (expert parallelism) and all_reduce (tensor parallelism) are lowered inside bodies, not reduce_scatter
 // HEADS: heads.mlir:19:8: error: cannot run 'F' on local types: 'piper.attention' in @body has 3 heads, which do not split over its operands 'tensor<1x2x3xf64>'
 // RESHAPE: reshape.mlir:16:8: error: cannot run 'F' on local types: 'piper.reshape' in @body of 'tensor<2x2xf64>' (only regrouping the leading dims of split channels is followed)
-// ZERO: error: piper-compile: parameter 'layers.0.mlp.experts.w_gate' is split over mesh axes and ZeRO-sharded over others; the native lowering holds split parameters whole per part (use zero = 0 for them)
 
 //--- other-op.mlir
 // A split weight reaching an op that has no local typing rule.

@@ -136,6 +136,10 @@ bool Checkpointing::begin(const plan::Manifest &manifest,
     error = "--save-every and --keep must not be negative";
     return false;
   }
+  // A chunk of a split part has no checkpoint region (ckpt::Region).
+  if ((!saveDir.empty() || !resumeFrom.empty() || !initFrom.empty()) &&
+      !ckpt::hasRegions(manifest, !initFrom.empty(), error))
+    return false;
   std::vector<void *> held(args.size(), nullptr);
   for (int64_t i : role->inputs)
     held[i] = args[i].data();

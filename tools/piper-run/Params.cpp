@@ -65,7 +65,8 @@ namespace {
 
 /// The ranks to read `arg` from, in the order their pieces concatenate: the
 /// holder alone for a whole tensor, one per chunk (in member order) or one per
-/// part (in rank order) of the holder's group.
+/// part (in rank order) of the holder's group; a split tensor that is also
+/// sharded, one per (part, chunk).
 std::vector<int> sourcesOf(const Manifest &m, const Tensor &arg, int holder) {
   const plan::Mesh &mesh = m.mesh;
   plan::Coords home = mesh.coords(holder);
@@ -74,11 +75,16 @@ std::vector<int> sourcesOf(const Manifest &m, const Tensor &arg, int holder) {
     std::vector<std::string> splitAxes;
     for (const plan::Split &s : arg.split)
       splitAxes.insert(splitAxes.end(), s.axes.begin(), s.axes.end());
-    std::set<std::vector<int64_t>> seen;
+    if (arg.shard)
+      splitAxes.insert(splitAxes.end(), arg.shard->axes.begin(),
+                       arg.shard->axes.end());
+    std::set<std::pair<std::vector<int64_t>, int64_t>> seen;
     for (int64_t r = 0; r < mesh.numDevices(); ++r) {
       plan::Coords c = mesh.coords(r);
+      int64_t member =
+          arg.shard ? mesh.indexAlong(c, arg.shard->axes).first : 0;
       if (mesh.sameOutside(c, home, splitAxes) &&
-          seen.insert(arg.parts(mesh, c)).second)
+          seen.insert({arg.parts(mesh, c), member}).second)
         sources.push_back(static_cast<int>(r));
     }
   } else if (arg.shard) {
@@ -128,10 +134,10 @@ bool piper::run::gatherParameters(const Manifest &manifest,
         return false;
       }
       if (!arg.split.empty()) {
-        std::vector<int64_t> parts =
-            arg.parts(manifest.mesh, manifest.mesh.coords(from));
+        plan::Coords at = manifest.mesh.coords(from);
         for (int64_t i = 0; i < arg.localNumel(); ++i)
-          whole[arg.globalIndexOfPart(parts, i)] = piece.floatAt(i);
+          if (int64_t g = arg.globalIndex(manifest.mesh, at, i); g >= 0)
+            whole[g] = piece.floatAt(i);
         continue;
       }
       for (int64_t i = 0; i < arg.localNumel(); ++i)

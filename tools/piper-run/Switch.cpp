@@ -97,6 +97,12 @@ bool piper::run::checkSwitch(const plan::Manifest &current, int64_t steps,
             "model (and one optimizer)";
     return false;
   }
+  // The move is a redistribution of checkpoint regions.
+  if (!ckpt::hasRegions(current, false, error) ||
+      !ckpt::hasRegions(next, false, error)) {
+    error = "--switch-to: " + error;
+    return false;
+  }
   if (ckpt::globalDataShapes(next) != ckpt::globalDataShapes(current)) {
     error = "--switch-to: " + switchTo +
             " trains on another global batch; the data order would not "

@@ -22,6 +22,9 @@
 //   the row-major flattening, zero-padded to N chunks of ceil(numel / N)
 //   elements, N the product of the sizes of the parameter's replicated axes
 //   and k the device's index in that group.
+//   A split parameter (below) with ZeRO >= 1 is sharded the same way over
+//   its replicated axes, but the chunks flatten the device's part, not the
+//   whole tensor (Megatron's distributed optimizer for TP x ZeRO).
 // - Split tensors (expert parallelism): a parameter whose placement splits
 //   a dimension over mesh axes (expert weights on dim 0 over ep), its
 //   optimizer moments and its updated value are held as the device's part:
@@ -57,6 +60,10 @@ struct FlatShard {
   int64_t members = 1;
   /// Elements of the whole tensor and of one chunk (ceil(numel / members)).
   int64_t numel = 0, chunk = 0;
+  /// The shape the chunks flatten: the whole tensor's, or a split
+  /// parameter's part's (ZeRO over the axes a tensor- or expert-split
+  /// parameter is replicated on); all_gather rebuilds this shape.
+  SmallVector<int64_t> shape;
 };
 
 /// One split dimension of a tensor: `parts` parts over `axes` (mesh order).
@@ -81,8 +88,6 @@ struct ReplicaLayout {
   std::map<unsigned, FlatShard> argShards, resultShards;
   /// Step arguments and results held as parts of split dimensions.
   std::map<unsigned, TensorSplit> argSplits, resultSplits;
-  /// Parameters both split and ZeRO-sharded (not lowered).
-  SmallVector<std::string> splitAndSharded;
 
   /// The type a device holds for step argument `index` of type `global`.
   Type localArgType(unsigned index, Type global) const;

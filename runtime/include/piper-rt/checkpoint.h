@@ -82,6 +82,12 @@ struct Region {
 Region regionOf(const plan::Tensor &t, const plan::Mesh &mesh,
                 const plan::Coords &coords);
 
+/// Whether every saved tensor of `m` (only parameters if `paramsOnly`) has
+/// a region: a ZeRO chunk of a split part (TP/EP x ZeRO) is neither a box
+/// nor a flat range of the whole tensor. If not, `error` says which tensor
+/// ("checkpoints of 'NAME' are not supported: ...").
+bool hasRegions(const plan::Manifest &m, bool paramsOnly, std::string &error);
+
 /// Whether a checkpoint saves `t`: parameters and optimizer state.
 bool isSaved(const plan::Tensor &t);
 /// The logical name of a saved argument: a parameter's name, or

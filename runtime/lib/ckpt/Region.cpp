@@ -113,6 +113,30 @@ Region piper::ckpt::regionOf(const plan::Tensor &t, const plan::Mesh &mesh,
   return r;
 }
 
+bool piper::ckpt::hasRegions(const plan::Manifest &m, bool paramsOnly,
+                             std::string &error) {
+  auto join = [](const std::vector<std::string> &axes) {
+    std::string out;
+    for (const std::string &axis : axes)
+      out += (out.empty() ? "" : ", ") + axis;
+    return out;
+  };
+  for (const plan::Tensor &t : m.arguments) {
+    if (!isSaved(t) || !t.shard || t.split.empty() ||
+        (paramsOnly && t.kind != "param"))
+      continue;
+    std::vector<std::string> splitAxes;
+    for (const plan::Split &s : t.split)
+      splitAxes.insert(splitAxes.end(), s.axes.begin(), s.axes.end());
+    error = "checkpoints of '" + logicalName(t) +
+            "' are not supported: it is split over [" + join(splitAxes) +
+            "] and ZeRO-sharded over [" + join(t.shard->axes) +
+            "] (use zero = 0 for split parameters to checkpoint this run)";
+    return false;
+  }
+  return true;
+}
+
 bool piper::ckpt::isSaved(const plan::Tensor &t) {
   return t.kind == "param" || t.kind == "state";
 }

@@ -153,8 +153,15 @@ int64_t Tensor::globalIndexOfPart(const std::vector<int64_t> &parts,
 int64_t Tensor::globalIndex(const Mesh &mesh, const Coords &coords,
                             int64_t i) const {
   if (shard) {
+    // A split tensor's chunks flatten its part (ZeRO over the axes a split
+    // parameter is replicated on), a whole tensor's the tensor.
     int64_t at = mesh.indexAlong(coords, shard->axes).first * shard->chunk + i;
-    return at < numel() ? at : -1;
+    if (split.empty())
+      return at < numel() ? at : -1;
+    int64_t partNumel = 1;
+    for (int64_t d : localShape())
+      partNumel *= d;
+    return at < partNumel ? globalIndexOfPart(parts(mesh, coords), at) : -1;
   }
   if (!split.empty())
     return globalIndexOfPart(parts(mesh, coords), i);

@@ -142,7 +142,11 @@ bool Reader::shard(const Value &v, const std::string &path, Tensor &t) {
       !field(v, path, "members", s.members) ||
       !field(v, path, "chunk", s.chunk))
     return false;
-  if (s.members < 1 || s.chunk < 0 || s.chunk * s.members < t.numel())
+  // The chunks flatten the device's part of a split tensor (read first).
+  int64_t covered = 1;
+  for (int64_t d : t.localShape())
+    covered *= d;
+  if (s.members < 1 || s.chunk < 0 || s.chunk * s.members < covered)
     return fail(path, "chunks do not cover the tensor");
   t.shard = std::move(s);
   return true;
@@ -182,9 +186,9 @@ bool Reader::tensor(const Value &v, const std::string &path, Tensor &t) {
   for (int64_t d : t.shape)
     if (d < 0)
       return fail(path + ".shape", "negative dimension");
-  if (const Value *s = v.get("shard"); s && !shard(*s, path + ".shard", t))
-    return false;
   if (const Value *s = v.get("split"); s && !split(*s, path + ".split", t))
+    return false;
+  if (const Value *s = v.get("shard"); s && !shard(*s, path + ".shard", t))
     return false;
   if (!parseDType(dtype, t.dtype))
     return fail(path + ".dtype", "unsupported dtype (f32, f64 or i64)");

@@ -311,6 +311,38 @@ TEST(PlanManifest, SplitLayout) {
   EXPECT_EQ(m.arguments[0].globalIndex(m.mesh, c, 14), 14);
 }
 
+TEST(PlanManifest, SplitAndShardLayout) {
+  // Megatron's distributed optimizer: [4, 2, 3] split on dim 0 over ep, and
+  // the part (12 elements) ZeRO-sharded over dp in 2 chunks of 6.
+  Manifest m = sample();
+  Tensor e = m.arguments[3];
+  e.shard = Shard{{"dp"}, 2, 6};
+  EXPECT_EQ(e.heldShape(), std::vector<int64_t>{6});
+  // Rank 3 = (dp 1, ep 1): part 1 (global rows 2 and 3), its second chunk:
+  // local elements 6 .. 11 of the part, global [3, 0, 0] .. [3, 1, 2].
+  Coords c = m.mesh.coords(3);
+  EXPECT_EQ(e.globalIndex(m.mesh, c, 0), 18);
+  EXPECT_EQ(e.globalIndex(m.mesh, c, 5), 23);
+  // Every element is held by exactly one (part, chunk).
+  std::vector<int> seen(e.numel(), 0);
+  for (int64_t r = 0; r < m.mesh.numDevices(); ++r)
+    for (int64_t i = 0; i < e.localNumel(); ++i)
+      if (int64_t at = e.globalIndex(m.mesh, m.mesh.coords(r), i); at >= 0)
+        ++seen[at];
+  EXPECT_EQ(seen, std::vector<int>(e.numel(), 1));
+  // The reader checks that the chunks cover the part, not the whole tensor.
+  m.arguments[3] = e;
+  Manifest back;
+  std::string error;
+  ASSERT_TRUE(readManifest(writeManifest(m), "plan.json", back, error))
+      << error;
+  EXPECT_EQ(back.arguments[3], e);
+  m.arguments[3].shard->chunk = 5;
+  EXPECT_FALSE(readManifest(writeManifest(m), "P/plan.json", back, error));
+  EXPECT_EQ(error, "P/plan.json: bad manifest: chunks do not cover the "
+                   "tensor at plan.arguments[3].shard");
+}
+
 TEST(PlanManifest, RolesAndLossRanks) {
   Manifest m = sample();
   m.mesh = {"m", {{"pp", 2}, {"dp", 2}, {"tp", 2}}};

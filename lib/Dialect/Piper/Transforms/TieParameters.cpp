@@ -23,7 +23,10 @@
 // state: an all-reduce over the groups that hold the parameter followed by
 // the same update on each, as Piper's `place` does for tied weights.
 // Partitioning then writes the step's results from every copy, so each
-// group's next step reads the updated value.
+// group's next step reads the updated value. A placed update read by other
+// groups (bidirectional DualPipe's mirrored stages) is copied the same way,
+// with the collectives around it on its group (ZeRO's reduce-scatter and
+// all-gather over dp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -191,6 +194,9 @@ void Tier::copyOnto(Operation *node, const Groups &served) {
   for (auto [copy, group] : llvm::zip(nodeCopies, served)) {
     if (auto task = dyn_cast<TaskOp>(copy))
       task.setDevicesAttr(group);
+    else if (auto collective = dyn_cast<CollectiveOp>(copy);
+             collective && collective.getDevicesAttr())
+      collective.setDevicesAttr(group);
     copies[{node, group}] = copy;
   }
   for (auto [copy, group] : llvm::zip(nodeCopies, served))
@@ -246,8 +252,31 @@ LogicalResult Tier::run() {
     for (Value input : update.getInputs())
       if (auto it = readers.find(input); it != readers.end())
         served.insert(it->second.begin(), it->second.end());
-    if (served.size() > 1)
-      copyOnto(update, served);
+    if (served.size() <= 1)
+      continue;
+    // Under data parallelism the update sits between collectives on its
+    // group (ZeRO's reduce-scatter of the gradient, all-gather of the
+    // update): each copy gets its own, so a copy reduces the whole
+    // accumulated gradient (transferred) and gathers what it updated.
+    DictionaryAttr home = update.getDevicesAttr();
+    auto onHome = [&](Operation *node) {
+      auto collective = dyn_cast_or_null<CollectiveOp>(node);
+      return collective && collective.getDevicesAttr() == home &&
+             !collective->hasAttr("copy_of");
+    };
+    llvm::SmallSetVector<Operation *, 8> before, after;
+    for (Value input : update.getInputs())
+      if (onHome(input.getDefiningOp()))
+        before.insert(input.getDefiningOp());
+    for (Value result : update->getResults())
+      for (Operation *user : result.getUsers())
+        if (onHome(user))
+          after.insert(user);
+    for (Operation *collective : before)
+      copyOnto(collective, served);
+    copyOnto(update, served);
+    for (Operation *collective : after)
+      copyOnto(collective, served);
   }
   return success();
 }
