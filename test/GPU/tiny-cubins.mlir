@@ -1,15 +1,16 @@
-// The tiny GPT (two pipeline stages: two roles) and the tiny MoE (expert
-// parallel) compiled with --target=cuda: plan.json records the target and
-// every role's object carries a cubin ELF for sm_90 (EM_CUDA, sm in
-// e_flags) and PTX that ptxas accepts again (test/utils/check-cubins.py,
-// which reads the objects without MLIR). f32 and bf16-mixed alike.
+// The tiny GPT (two pipeline stages under 1F1B: two roles) and the tiny MoE
+// compiled with --target=cuda: plan.json records the target and every
+// role's object carries cubin ELFs for sm_90 (EM_CUDA, sm in e_flags),
+// which MLIR's own ptxas call produced (test/utils/check-cubins.py reads
+// the objects without MLIR; the embedded PTX is compressed, so it is not
+// re-assembled: "0 PTX"). f32 and bf16-mixed alike.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f32 --pp=2 --mesh=pp=2 -o %t/gpt.mlir
-// RUN: piper-gen --model=moe --config=tiny-moe --dtype=f32 --mesh=dp=1,ep=2 -o %t/moe.mlir
-// RUN: piper-compile %t/gpt.mlir --target=cuda -o %t/gpt.plan
+// RUN: piper-gen --model=moe --config=tiny-moe --dtype=f32 --mesh=dp=1 -o %t/moe.mlir
+// RUN: piper-compile %t/gpt.mlir --target=cuda --directives=%S/../../examples/strategies/tiny-pp2-1f1b.json -o %t/gpt.plan
 // RUN: piper-compile %t/moe.mlir --target=cuda -o %t/moe.plan
-// RUN: piper-compile %t/gpt.mlir --target=cuda --precision=bf16-mixed -o %t/gpt-bf16.plan
+// RUN: piper-compile %t/gpt.mlir --target=cuda --precision=bf16-mixed --directives=%S/../../examples/strategies/tiny-pp2-1f1b.json -o %t/gpt-bf16.plan
 // RUN: python3 %piper_src_root/test/utils/check-cubins.py %t/gpt.plan sm_90 | FileCheck %s --check-prefix=GPT
 // RUN: python3 %piper_src_root/test/utils/check-cubins.py %t/moe.plan sm_90 | FileCheck %s --check-prefix=MOE
 // RUN: python3 %piper_src_root/test/utils/check-cubins.py %t/gpt-bf16.plan sm_90 | FileCheck %s --check-prefix=GPT

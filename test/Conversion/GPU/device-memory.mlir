@@ -5,11 +5,15 @@
 
 // CHECK-LABEL: func.func @temporaries(
 // CHECK-SAME:    %[[ARG:.*]]: memref<16xf32>, %[[OUT:.*]]: memref<4x4xf32, strided<[8, 1]>>)
-// CHECK-NEXT:    %[[T:.*]] = gpu.alloc  () : memref<16xf32>
+// CHECK-NEXT:    %[[W0:.*]] = gpu.wait async
+// CHECK-NEXT:    %[[T:.*]], %[[A:.*]] = gpu.alloc async [%[[W0]]] () : memref<16xf32>
+// CHECK-NEXT:    gpu.wait [%[[A]]]
 // CHECK-NEXT:    linalg.copy ins(%[[ARG]] : memref<16xf32>) outs(%[[T]] : memref<16xf32>)
 // CHECK-NEXT:    %[[V:.*]] = memref.expand_shape %[[T]]
 // CHECK-NEXT:    linalg.copy ins(%[[V]] : memref<4x4xf32>) outs(%[[OUT]] : memref<4x4xf32, strided<[8, 1]>>)
-// CHECK-NEXT:    gpu.dealloc  %[[T]] : memref<16xf32>
+// CHECK-NEXT:    %[[W1:.*]] = gpu.wait async
+// CHECK-NEXT:    %[[D:.*]] = gpu.dealloc async [%[[W1]]] %[[T]] : memref<16xf32>
+// CHECK-NEXT:    gpu.wait [%[[D]]]
 // CHECK-NEXT:    return
 // CHECK-NOT:     memref.alloc
 func.func @temporaries(%arg: memref<16xf32>, %out: memref<4x4xf32, strided<[8, 1]>>) {
