@@ -36,6 +36,22 @@
 using namespace mlir;
 using namespace mlir::piper;
 
+/// Whether every contribution to `accumulate` is produced on one device
+/// group. Under DualPipe a stage's microbatches run on two mirrored ranks,
+/// whose contributions meet in the accumulator over a transfer: a shard
+/// cannot cross roles, so those gradients keep one reduce-scatter per step.
+static bool onOneDeviceGroup(AccumulateOp accumulate) {
+  std::optional<DictionaryAttr> group;
+  for (Value value : accumulate.getValues()) {
+    auto task = value.getDefiningOp<TaskOp>();
+    DictionaryAttr devices = task ? task.getDevicesAttr() : DictionaryAttr();
+    if (group && *group != devices)
+      return false;
+    group = devices;
+  }
+  return true;
+}
+
 void mlir::piper::reshardPerMicrobatch(
     RewriterBase &rewriter, SmallVectorImpl<CollectiveOp> &gradCollectives,
     SmallVectorImpl<Operation *> &created) {
@@ -43,7 +59,8 @@ void mlir::piper::reshardPerMicrobatch(
   for (CollectiveOp step : gradCollectives) {
     auto accumulate = step.getValue().getDefiningOp<AccumulateOp>();
     if (step.getKind() != CollectiveKind::ReduceScatter || !accumulate ||
-        accumulate.getValues().size() < 2 || !accumulate->hasOneUse()) {
+        accumulate.getValues().size() < 2 || !accumulate->hasOneUse() ||
+        !onOneDeviceGroup(accumulate)) {
       result.push_back(step);
       continue;
     }
