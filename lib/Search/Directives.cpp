@@ -195,6 +195,7 @@ json::Value search::buildDirectives(const Candidate &c,
   appendHooks(c, options, DirectiveHook::Point::BeforeSchedule, out);
   if (c.pp > 1)
     out.push_back(directive("schedule", json::Object{{"name", c.schedule}}));
+  appendHooks(c, options, DirectiveHook::Point::AfterSchedule, out);
   return json::Object{{"mesh", "mesh"}, {"directives", std::move(out)}};
 }
 

@@ -40,3 +40,22 @@
 // ZERO: best: tp1 ep1 pp2 dp2 pp-in gpipe m1x2 z1
 // LOSS: step 1 loss
 // LOSS: step 3 loss
+
+// With --recompute every candidate is also tried with whole-chunk
+// activation recomputation (after the schedule). Under a 650 KiB budget at
+// global batch 32 on two ranks, 1F1B over 2 microbatches of 16 fits only
+// with recompute and beats the 4-microbatch 1F1B that fits without it; the
+// chosen strategy compiles and runs to the serial interpreter's losses.
+// RUN: piper-search --config=tiny-gpt --mesh=1x2 --dtype=f64 --global-batch=32 --memory-budget=650KiB | FileCheck %s --check-prefix=NORC
+// RUN: piper-search --config=tiny-gpt --mesh=1x2 --dtype=f64 --global-batch=32 --memory-budget=650KiB --recompute -o %t/rc.json --model-out=%t/rc.mlir | FileCheck %s --check-prefix=RC
+// RUN: FileCheck %s --check-prefix=RCJSON --input-file=%t/rc.json
+// RUN: piper-compile %t/rc.mlir --directives=%t/rc.json -o %t/rc.plan
+// RUN: %mpiexec -np 2 piper-run %t/rc.plan --steps=3 --params-out=%t/rc.params > %t/rc.txt
+// RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f64 --batch=32 -o %t/rc.serial.mlir
+// RUN: piper-interp %t/rc.serial.mlir --steps=3 --optimizer=adamw --params-out=%t/rc.serial.params > %t/rc.serial.txt
+// RUN: %numdiff %t/rc.serial.txt %t/rc.txt
+// RUN: %numdiff %t/rc.serial.params %t/rc.params
+// NORC: best: tp1 ep1 pp2 dp1 pp-in 1f1b m4x8 z0,
+// RC: best: tp1 ep1 pp2 dp1 pp-in 1f1b m2x16 z0 recompute=full,
+// RCJSON: {"schedule":{"name":"1f1b"}},
+// RCJSON-NEXT: {"recompute":{}}

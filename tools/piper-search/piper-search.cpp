@@ -97,6 +97,12 @@ cl::opt<double> timeLimit("time-limit",
                           cl::desc("Seconds; candidates not reached are "
                                    "skipped (default 0: no limit)"),
                           cl::init(0), cl::cat(category));
+cl::opt<bool> searchRecompute(
+    "recompute",
+    cl::desc("Also try every candidate with whole-chunk activation "
+             "recomputation (transform.piper.recompute on every forward "
+             "node, after the schedule)"),
+    cl::init(false), cl::cat(category));
 cl::opt<int64_t> rows("rows", cl::desc("Table rows (default 20)"), cl::init(20),
                       cl::cat(category));
 cl::opt<std::string> outputFilename("o",
@@ -245,6 +251,22 @@ llvm::Expected<SearchOptions> getOptions() {
   options.maxMicrobatches = maxMicrobatches;
   options.refine = refine;
   options.timeLimit = timeLimit;
+  if (searchRecompute) {
+    // The recompute directive's own filter defaults to every forward node.
+    DirectiveHook hook;
+    hook.dimension = "recompute";
+    hook.point = DirectiveHook::Point::AfterSchedule;
+    hook.choices = [](const Candidate &) {
+      return std::vector<std::string>{"none", "full"};
+    };
+    hook.emit = [](const Candidate &, StringRef choice,
+                   llvm::json::Array &directives) {
+      if (choice == "full")
+        directives.push_back(
+            llvm::json::Object{{"recompute", llvm::json::Object{}}});
+    };
+    options.hooks.push_back(std::move(hook));
+  }
   return options;
 }
 

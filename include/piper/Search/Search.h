@@ -89,9 +89,11 @@ struct Candidate {
 /// (activation recompute, cost-model stage balancing). `choices` lists the
 /// values to search for a candidate (empty or one value: not a dimension);
 /// `emit` appends the directives of one choice. Hooks run after `split`,
-/// before `place` (BeforePlace) or just before the schedule (BeforeSchedule).
+/// before `place` (BeforePlace), just before the schedule (BeforeSchedule)
+/// or after it (AfterSchedule: recompute, whose R nodes a schedule applied
+/// later would order as backward nodes).
 struct DirectiveHook {
-  enum class Point { BeforePlace, BeforeSchedule };
+  enum class Point { BeforePlace, BeforeSchedule, AfterSchedule };
   std::string dimension;
   Point point = Point::BeforeSchedule;
   std::function<std::vector<std::string>(const Candidate &)> choices;
