@@ -133,9 +133,9 @@ cl::opt<std::string> gradReduceDtype(
     cl::init("f32"), cl::cat(category));
 
 cl::opt<std::string> target("target",
-                           cl::desc("cpu (default) or cuda: kernels as cubin "
-                                    "for --gpu-arch (docs/GPU.md)"),
-                           cl::init("cpu"), cl::cat(category));
+                            cl::desc("cpu (default) or cuda: kernels as cubin "
+                                     "for --gpu-arch (docs/GPU.md)"),
+                            cl::init("cpu"), cl::cat(category));
 cl::opt<std::string> gpuArch("gpu-arch",
                              cl::desc("The GPU architecture of --target=cuda "
                                       "(default sm_90)"),
@@ -308,6 +308,43 @@ void warnUnusedMesh(ModuleOp module) {
              "device)";
 }
 
+/// Without a strategy nothing splits a computation over a mesh axis, so a
+/// parameter whose placement splits a dimension over devices (piper-gen's
+/// experts over `ep`, a hand-placed column over `tp`) cannot be lowered:
+/// said at the parameter, before the front half fails deep in the lowering.
+LogicalResult checkSplitWithoutStrategy(ModuleOp module) {
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
+      auto param =
+          fn.getArgAttrOfType<ParamAttr>(i, PiperDialect::getParamAttrName());
+      PlacementAttr placement = param ? param.getPlacement() : PlacementAttr();
+      if (!placement)
+        continue;
+      auto mesh =
+          SymbolTable::lookupNearestSymbolFrom<MeshOp>(fn, placement.getMesh());
+      if (!mesh)
+        continue;
+      for (ArrayAttr axes : placement.getDims()) {
+        for (Attribute axis : axes) {
+          StringRef name = cast<StringAttr>(axis).getValue();
+          for (MeshAxisAttr a : mesh.getAxisList())
+            if (a.getName() == name && a.getSize() > 1)
+              return emitError(fn.getArgument(i).getLoc())
+                     << "piper-compile: parameter '"
+                     << param.getName().getValue() << "' is split over mesh "
+                     << "axis '" << name << "' (" << a.getSize()
+                     << " devices) by its placement, but no --directives "
+                        "shard its computation; give a strategy that does "
+                        "(e.g. {\"shard\": {\"filter\": {}, \"kind\": "
+                        "\"expert\", \"devices\": [\""
+                     << name << "\"]}}), or a mesh without '" << name << "'";
+        }
+      }
+    }
+  }
+  return success();
+}
+
 LogicalResult run(MLIRContext &context, TimingScope &timing) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -361,8 +398,11 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
         kClipGradNormAttrName,
         FloatAttr::get(Float64Type::get(&context), clipGradNorm));
   SmallVector<ArgumentInfo> modelArgs;
-  if (!hasPrograms && options.directives.empty())
+  if (!hasPrograms && options.directives.empty()) {
     warnUnusedMesh(*module);
+    if (failed(checkSplitWithoutStrategy(*module)))
+      return failure();
+  }
   if (!hasPrograms) {
     // A translated JSON strategy is kept with the plan when there is one.
     std::optional<std::string> keepDir;
