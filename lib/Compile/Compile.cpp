@@ -85,8 +85,8 @@ LogicalResult emitProgramObject(ModuleOp lowered, StringRef name,
     return failure();
   TimingScope linkTiming = timing.nest("link the shared object");
   std::string error;
-  if (failed(gpu ? linkGPUSharedObject(std::string(object),
-                                       std::string(shared), error)
+  if (failed(gpu ? linkGPUSharedObject(std::string(object), std::string(shared),
+                                       error)
                  : linkSharedObject(std::string(object), std::string(shared),
                                     error))) {
     llvm::errs() << "piper-compile: " << error << "\n";
@@ -165,7 +165,8 @@ mlir::piper::printLowered(ModuleOp module, LoweredForm form,
   // Printed into one buffer per program, then written in program order.
   SmallVector<std::string> texts(llvm::range_size(module.getOps<ProgramOp>()));
   if (failed(forEachLoweredProgram(
-          module, depth, timing, [&](size_t i, ModuleOp lowered) {
+          module, depth, timing,
+          [&](size_t i, ModuleOp lowered) {
             llvm::raw_string_ostream text(texts[i]);
             if (form != LoweredForm::LLVMIR)
               lowered->print(text);
@@ -205,7 +206,8 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
   for (const ::piper::plan::Role &role : manifest->roles)
     signatures.push_back(::piper::plan::roleSignature(*manifest, role));
   if (failed(forEachLoweredProgram(
-          module, LoweringDepth::LLVM, timing, [&](size_t i, ModuleOp lowered) {
+          module, LoweringDepth::LLVM, timing,
+          [&](size_t i, ModuleOp lowered) {
             return emitProgramObject(lowered, programs[i].getSymName(), planDir,
                                      signatures[i], timing,
                                      options.gpu.has_value());

@@ -215,28 +215,28 @@ LogicalResult mlir::piper::linkSharedObject(const std::string &objectPath,
                                             std::string &error) {
   // The kernel library and the reference it wraps are linked in statically
   // so that a plan object depends on nothing Piper-specific at run time.
+  // libomp (the generated parallel loops) lives in LLVM's directory, which
+  // the dynamic loader does not search.
+  std::string ompRpath =
+      "-Wl,-rpath," + llvm::sys::path::parent_path(PIPER_OMP_LIBRARY).str();
+  return linkSharedObjectWith(objectPath, sharedPath,
+                              {PIPER_KERNELS_ARCHIVE, PIPER_REFERENCE_ARCHIVE,
+                               PIPER_OPENBLAS_LIBRARY, PIPER_OMP_LIBRARY,
+                               ompRpath, "-lstdc++", "-lm"},
+                              error);
+}
+
+LogicalResult mlir::piper::linkSharedObjectWith(
+    const std::string &objectPath, const std::string &sharedPath,
+    llvm::ArrayRef<std::string> libraries, std::string &error) {
   llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName(PIPER_LINKER);
   if (!cc) {
     error = "cannot find the linker driver '" PIPER_LINKER "' on PATH";
     return failure();
   }
-  // libomp (the generated parallel loops) lives in LLVM's directory, which
-  // the dynamic loader does not search.
-  std::string ompRpath =
-      "-Wl,-rpath," + llvm::sys::path::parent_path(PIPER_OMP_LIBRARY).str();
-  std::vector<std::string> args = {*cc,
-                                   "-shared",
-                                   "-fuse-ld=lld",
-                                   "-o",
-                                   sharedPath,
-                                   objectPath,
-                                   PIPER_KERNELS_ARCHIVE,
-                                   PIPER_REFERENCE_ARCHIVE,
-                                   PIPER_OPENBLAS_LIBRARY,
-                                   PIPER_OMP_LIBRARY,
-                                   ompRpath,
-                                   "-lstdc++",
-                                   "-lm"};
+  std::vector<std::string> args = {*cc,  "-shared",  "-fuse-ld=lld",
+                                   "-o", sharedPath, objectPath};
+  args.insert(args.end(), libraries.begin(), libraries.end());
   SmallVector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string message;
   int rc =

@@ -285,9 +285,9 @@ struct SumPattern : ProgramOpPattern<SumOp> {
     // (ReshardMicrobatch.cpp): the sum of this member's chunks is its chunk
     // of the reduced sum.
     auto shard = lowering.shards.find(values.front());
-    if (shard != lowering.shards.end() &&
-        llvm::all_of(values,
-                     [&](Value v) { return lowering.reduced.count(v); })) {
+    if (shard != lowering.shards.end() && llvm::all_of(values, [&](Value v) {
+          return lowering.reduced.count(v);
+        })) {
       FlatShard group = shard->second; // copied: inserting may rehash
       lowering.shards[total] = group;
       lowering.reduced.insert(total);

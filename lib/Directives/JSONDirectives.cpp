@@ -536,12 +536,12 @@ Error Translator::balance(const json::Object &args, const Twine &path) {
                   "expected a positive whole number of bytes");
     attrs.push_back("memory_limit = " + std::to_string(int64_t(*bytes)));
   }
-  body += formatv("    transform.piper.balance %root into {0} stages{1} : "
-                  "!transform.any_op\n",
-                  *stages,
-                  attrs.empty() ? std::string()
-                                : " {" + join(attrs, ", ") + "}")
-              .str();
+  body +=
+      formatv("    transform.piper.balance %root into {0} stages{1} : "
+              "!transform.any_op\n",
+              *stages,
+              attrs.empty() ? std::string() : " {" + join(attrs, ", ") + "}")
+          .str();
   return Error::success();
 }
 

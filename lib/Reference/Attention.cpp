@@ -51,11 +51,11 @@ Status checkAttention(const std::string &op, const Tensor &q, const Tensor &k,
   int64_t headDim = q.shape[2] / numHeads;
   // Grouped-query attention: k and v hold numKvHeads heads.
   Shape kvShape = {q.shape[0], q.shape[1], numKvHeads * headDim};
-  for (auto [name, t] : {std::pair<const char *, const Tensor *>{"k", &k},
-                         {"v", &v}})
+  for (auto [name, t] :
+       {std::pair<const char *, const Tensor *>{"k", &k}, {"v", &v}})
     if (t->shape != kvShape)
-      return fail(op, name, " has shape ", str(t->shape),
-                  " but q has shape ", str(q.shape), "; with ", numKvHeads,
+      return fail(op, name, " has shape ", str(t->shape), " but q has shape ",
+                  str(q.shape), "; with ", numKvHeads,
                   " key/value heads it must be ", str(kvShape));
   dims.batch = q.shape[0];
   dims.seq = q.shape[1];

@@ -50,6 +50,13 @@ LogicalResult linkSharedObject(const std::string &objectPath,
                                const std::string &sharedPath,
                                std::string &error);
 
+/// Links `objectPath` and the linker arguments `libraries` (none for a GPU
+/// plan) into the shared object `sharedPath` with clang-22 -shared and lld.
+LogicalResult linkSharedObjectWith(const std::string &objectPath,
+                                   const std::string &sharedPath,
+                                   llvm::ArrayRef<std::string> libraries,
+                                   std::string &error);
+
 } // namespace mlir::piper
 
 #endif // PIPER_COMPILE_EMITOBJECT_H

@@ -43,7 +43,8 @@ void copyToHost(OpBuilder &b, memref::LoadOp load) {
   Value host = memref::AllocaOp::create(
       b, loc, MemRefType::get(type.getShape(), type.getElementType()));
   Type token = gpu::AsyncTokenType::get(b.getContext());
-  Value start = gpu::WaitOp::create(b, loc, token, ValueRange()).getAsyncToken();
+  Value start =
+      gpu::WaitOp::create(b, loc, token, ValueRange()).getAsyncToken();
   Value copied = gpu::MemcpyOp::create(b, loc, token, ValueRange{start}, host,
                                        load.getMemRef())
                      .getAsyncToken();
@@ -94,17 +95,16 @@ struct GPUDeviceMemoryPass
       // gpu.wait async (the compute stream), then waited for.
       Type token = gpu::AsyncTokenType::get(b.getContext());
       if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-        Value start = gpu::WaitOp::create(b, loc, token, ValueRange())
-                          .getAsyncToken();
+        Value start =
+            gpu::WaitOp::create(b, loc, token, ValueRange()).getAsyncToken();
         auto device = gpu::AllocOp::create(
             b, loc, alloc.getType(), token, ValueRange{start},
             alloc.getDynamicSizes(), alloc.getSymbolOperands());
-        gpu::WaitOp::create(b, loc, Type(),
-                            ValueRange{device.getAsyncToken()});
+        gpu::WaitOp::create(b, loc, Type(), ValueRange{device.getAsyncToken()});
         alloc.replaceAllUsesWith(device.getMemref());
       } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-        Value start = gpu::WaitOp::create(b, loc, token, ValueRange())
-                          .getAsyncToken();
+        Value start =
+            gpu::WaitOp::create(b, loc, token, ValueRange()).getAsyncToken();
         auto free = gpu::DeallocOp::create(b, loc, token, ValueRange{start},
                                            dealloc.getMemref());
         gpu::WaitOp::create(b, loc, Type(), ValueRange{free.getAsyncToken()});

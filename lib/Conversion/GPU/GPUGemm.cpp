@@ -48,8 +48,15 @@ namespace {
 enum DTypeCode : int32_t { kF32 = 0, kF64 = 1, kBF16 = 3 };
 
 /// Which library GEMM a callee is.
-enum class GemmKind { Gemm, BatchGemm, VjpLinear0, VjpLinear1, VjpLinear2,
-                      VjpMatmul0, VjpMatmul1 };
+enum class GemmKind {
+  Gemm,
+  BatchGemm,
+  VjpLinear0,
+  VjpLinear1,
+  VjpLinear2,
+  VjpMatmul0,
+  VjpMatmul1
+};
 
 std::optional<GemmKind> gemmKind(StringRef callee) {
   if (!callee.consume_front("piper_k_"))
@@ -91,8 +98,8 @@ FailureOr<Value> rankedOperand(func::CallOp call, unsigned i) {
   if (auto cast = v.getDefiningOp<memref::CastOp>())
     v = cast.getSource();
   if (!isa<MemRefType>(v.getType()))
-    return call.emitError() << "operand " << i
-                            << " of a GEMM call is no ranked buffer";
+    return call.emitError()
+           << "operand " << i << " of a GEMM call is no ranked buffer";
   return v;
 }
 
@@ -103,8 +110,7 @@ FailureOr<Matrix> matrixOf(OpBuilder &b, func::CallOp call, Value v) {
   SmallVector<int64_t> strides;
   int64_t offset;
   if (type.getRank() == 0 ||
-      failed(type.getStridesAndOffset(strides, offset)) ||
-      strides.back() != 1)
+      failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
     return call.emitError()
            << "the GPU target needs unit innermost strides for GEMM "
               "operands, got "
@@ -112,17 +118,16 @@ FailureOr<Matrix> matrixOf(OpBuilder &b, func::CallOp call, Value v) {
   Location loc = call.getLoc();
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, v);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, v);
-  Value bytes = arith::ConstantIndexOp::create(
-      b, loc, type.getElementTypeBitWidth() / 8);
+  Value bytes =
+      arith::ConstantIndexOp::create(b, loc, type.getElementTypeBitWidth() / 8);
   Value addr = arith::AddIOp::create(
       b, loc, base,
       arith::MulIOp::create(b, loc, meta.getOffset(), bytes).getResult());
   Value addr64 =
       arith::IndexCastOp::create(b, loc, b.getI64Type(), addr).getResult();
   Matrix m;
-  m.ptr = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(
-                                                 b.getContext()),
-                                   addr64);
+  m.ptr = LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), addr64);
   m.sizes.assign(meta.getSizes().begin(), meta.getSizes().end());
   m.strides.assign(meta.getStrides().begin(), meta.getStrides().end());
   m.element = type.getElementType();
@@ -183,8 +188,7 @@ func::FuncOp gemmDeclaration(OpBuilder &b, ModuleOp module) {
   return fn;
 }
 
-void emitGemm(OpBuilder &b, Location loc, ModuleOp module,
-              const GemmCall &g) {
+void emitGemm(OpBuilder &b, Location loc, ModuleOp module, const GemmCall &g) {
   auto i32 = [&](int32_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, v, 32);
   };
@@ -192,19 +196,14 @@ void emitGemm(OpBuilder &b, Location loc, ModuleOp module,
     return arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
   };
   auto f64 = [&](double v) -> Value {
-    return arith::ConstantFloatOp::create(b, loc, b.getF64Type(),
-                                          APFloat(v));
+    return arith::ConstantFloatOp::create(b, loc, b.getF64Type(), APFloat(v));
   };
-  SmallVector<Value> args = {i32(g.aType),       i32(g.cType),
-                             i32(g.transA),      i32(g.transB),
-                             i64(g.batch),       i64(g.m),
-                             i64(g.n),           i64(g.k),
-                             f64(1.0),           g.a,
-                             i64(g.lda),         i64(g.strideA),
-                             g.b,                i64(g.ldb),
-                             i64(g.strideB),     f64(g.beta),
-                             g.c,                i64(g.ldc),
-                             i64(g.strideC)};
+  SmallVector<Value> args = {
+      i32(g.aType), i32(g.cType), i32(g.transA),  i32(g.transB),
+      i64(g.batch), i64(g.m),     i64(g.n),       i64(g.k),
+      f64(1.0),     g.a,          i64(g.lda),     i64(g.strideA),
+      g.b,          i64(g.ldb),   i64(g.strideB), f64(g.beta),
+      g.c,          i64(g.ldc),   i64(g.strideC)};
   func::CallOp::create(b, loc, gemmDeclaration(b, module), args);
 }
 
@@ -232,7 +231,8 @@ LogicalResult accumulatingGemm(OpBuilder &b, func::CallOp call, bool batched,
   Location loc = call.getLoc();
   unsigned r = batched ? 1 : 0; // the first matrix dimension
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  g.batch = batched ? ops[2].sizes[0] : arith::ConstantIndexOp::create(b, loc, 1);
+  g.batch =
+      batched ? ops[2].sizes[0] : arith::ConstantIndexOp::create(b, loc, 1);
   g.m = ops[2].sizes[r];
   g.n = ops[2].sizes[r + 1];
   g.k = ops[0].sizes[g.transA ? r : r + 1];
@@ -365,13 +365,14 @@ struct GPUGemmPass : mlir::piper::impl::GPUGemmPassBase<GPUGemmPass> {
         if (failed(biasGradient(b, call)))
           return signalPassFailure();
       } else {
-      GemmCall g;
-      bool accumulating = kind == GemmKind::Gemm || kind == GemmKind::BatchGemm;
-      if (failed(accumulating
-                     ? accumulatingGemm(b, call, kind == GemmKind::BatchGemm, g)
-                     : vjpGemm(b, call, kind, g)))
-        return signalPassFailure();
-      emitGemm(b, call.getLoc(), module, g);
+        GemmCall g;
+        bool accumulating =
+            kind == GemmKind::Gemm || kind == GemmKind::BatchGemm;
+        if (failed(accumulating ? accumulatingGemm(
+                                      b, call, kind == GemmKind::BatchGemm, g)
+                                : vjpGemm(b, call, kind, g)))
+          return signalPassFailure();
+        emitGemm(b, call.getLoc(), module, g);
       }
       callees.insert(call.getCallee());
       SmallVector<Value> operands(call.getOperands());
@@ -384,8 +385,7 @@ struct GPUGemmPass : mlir::piper::impl::GPUGemmPassBase<GPUGemmPass> {
     // The library declarations nothing calls any more.
     for (StringRef name : callees) {
       auto fn = module.lookupSymbol<func::FuncOp>(name);
-      if (fn && fn.isExternal() &&
-          SymbolTable::symbolKnownUseEmpty(fn, module))
+      if (fn && fn.isExternal() && SymbolTable::symbolKnownUseEmpty(fn, module))
         fn.erase();
     }
   }

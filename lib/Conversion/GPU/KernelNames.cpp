@@ -70,8 +70,7 @@ struct GPUKernelNamesPass
         return;
       launch.setKernelAttr(SymbolRefAttr::get(
           ctx, it->second,
-          {FlatSymbolRefAttr::get(ctx,
-                                  ptxName(kernel.getLeafReference()))}));
+          {FlatSymbolRefAttr::get(ctx, ptxName(kernel.getLeafReference()))}));
     });
   }
 };

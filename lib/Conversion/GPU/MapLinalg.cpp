@@ -62,7 +62,7 @@ LogicalResult mapLoop(scf::ParallelOp loop, gpu::Processor processor) {
 /// gradient) would otherwise map one thread to the whole op. Each output
 /// element still sums in the same order (the reduction loops keep theirs).
 FailureOr<linalg::LinalgOp> parallelLoopsFirst(RewriterBase &rewriter,
-                                                linalg::LinalgOp op) {
+                                               linalg::LinalgOp op) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<unsigned> order;
   for (unsigned i = 0; i < iterators.size(); ++i)
@@ -94,8 +94,7 @@ LogicalResult mapOp(RewriterBase &rewriter, linalg::LinalgOp op,
                     int64_t blockSize) {
   Location loc = op.getLoc();
   if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
-    return op.emitError()
-           << "the GPU target maps static iteration spaces only";
+    return op.emitError() << "the GPU target maps static iteration spaces only";
   FailureOr<linalg::LinalgOp> reordered = parallelLoopsFirst(rewriter, op);
   if (failed(reordered))
     return failure();

@@ -39,8 +39,8 @@ namespace {
 /// Whether `loop` reads or writes a buffer, itself or through a call.
 bool touchesBuffers(scf::ForOp loop) {
   WalkResult found = loop.walk([](Operation *op) {
-    return isa<memref::LoadOp, memref::StoreOp, linalg::LinalgOp,
-               func::CallOp>(op)
+    return isa<memref::LoadOp, memref::StoreOp, linalg::LinalgOp, func::CallOp>(
+               op)
                ? WalkResult::interrupt()
                : WalkResult::advance();
   });

@@ -152,8 +152,9 @@ static bool checkTarget(const Manifest &m, std::string &error) {
   size_t digits = a.size() >= 3 ? a.find_first_not_of("0123456789", 3) : 0;
   if (digits == std::string::npos)
     digits = a.size();
-  bool ok = a.compare(0, 3, "sm_") == 0 && digits >= 5 &&
-            (digits == a.size() || (digits + 1 == a.size() && a[digits] == 'a'));
+  bool ok =
+      a.compare(0, 3, "sm_") == 0 && digits >= 5 &&
+      (digits == a.size() || (digits + 1 == a.size() && a[digits] == 'a'));
   if (!ok) {
     error = "GPU architecture '" + a + "' is no sm_<NN> at plan.gpu_arch";
     return false;

@@ -73,9 +73,10 @@ TEST(NormsTest, LayernormVjp) {
 
 TEST(NormsTest, Errors) {
   Tensor y, dx;
-  EXPECT_EQ(errorOf(rmsnorm(Tensor::zeros({2, 3}), Tensor::zeros({4}), 0.0, y)),
-            "rmsnorm: w has shape [4] but x has shape [2, 3]; it must be [G] with "
-            "G dividing 3");
+  EXPECT_EQ(
+      errorOf(rmsnorm(Tensor::zeros({2, 3}), Tensor::zeros({4}), 0.0, y)),
+      "rmsnorm: w has shape [4] but x has shape [2, 3]; it must be [G] with "
+      "G dividing 3");
   EXPECT_EQ(errorOf(layernorm(Tensor::zeros({2, 3}), Tensor::zeros({3}),
                               Tensor::zeros({3, 1}), 0.0, y)),
             "layernorm: b must have rank 1 but has shape [3, 1]");

@@ -19,10 +19,10 @@
 #include "piper/Analysis/LocalSizes.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
-#include "piper/Dialect/Piper/Transforms/Recompute.h"
 #include "piper/Dialect/Piper/Transforms/ChunkUtils.h"
 #include "piper/Dialect/Piper/Transforms/CommReport.h"
 #include "piper/Dialect/Piper/Transforms/MemoryPlan.h"
+#include "piper/Dialect/Piper/Transforms/Recompute.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
