@@ -27,6 +27,7 @@
 #include "ZeroUpdate.h"
 
 #include "piper/Dialect/Piper/Transforms/PlanAnnotations.h"
+#include "piper/Dialect/Piper/Transforms/Programs.h"
 
 #include "llvm/ADT/StringSet.h"
 
@@ -151,7 +152,9 @@ LogicalResult mlir::piper::clipUpdateGradients(
         commSuffix(launch, type, /*allowInteger=*/false);
     if (failed(suffix))
       return failure();
-    {
+    // A copy of a tied parameter's update (another device group's) holds
+    // the same gradient as the original, which counts it.
+    if (!launch->hasAttr(kCopyOfAttrName)) {
       // Before the finish: every update's gradients are final there.
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPoint(lowering.clipFinish);

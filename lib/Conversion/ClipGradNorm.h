@@ -17,8 +17,10 @@
 //     elements): a data-parallel replica's copy, a tensor-parallel
 //     replicated weight and a ZeRO-1 whole gradient count once over their
 //     replicas, a ZeRO chunk or a tensor/expert part counts in full, and
-//     pipeline stages (distinct roles) add up. These calls are placed before
-//     one piper_clip_finish, emitted at the first update, which sums over
+//     pipeline stages (distinct roles) add up; a tied parameter's update
+//     copied onto another stage (`copy_of`) adds nothing, its original
+//     counting the same gradient. These calls are placed before one
+//     piper_clip_finish, emitted at the first update, which sums over
 //     every rank and sets the clip factor.
 //  3. Each update's gradients are multiplied by the factor
 //     (piper_clip_scale_<t>) before its body runs.

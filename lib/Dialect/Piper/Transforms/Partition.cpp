@@ -386,6 +386,8 @@ LogicalResult Partitioner::emitNode(Operation *node) {
         task.getCalleeAttr(), *operands, stream.getValue());
     launch.setOverlapAttr(task.getOverlapAttr());
     launch.setSmShareAttr(task.getSmShareAttr());
+    if (Attribute original = task->getAttr(kCopyOfAttrName))
+      launch->setAttr(kCopyOfAttrName, original);
     define(program, launch, task.getOutputs(), stream);
     program.tasks[task.getName()] =
         Producer{launch, stream, program.nextPosition - 1};
@@ -541,7 +543,7 @@ LogicalResult Partitioner::run() {
     if (!isa<MicrobatchOp>(node))
       byName[getNodeName(&node)] = &node;
   for (Operation &copy : body.without_terminator()) {
-    auto original = copy.getAttrOfType<StringAttr>("copy_of");
+    auto original = copy.getAttrOfType<StringAttr>(kCopyOfAttrName);
     Operation *of = original ? byName.lookup(original.getValue()) : nullptr;
     Value first = copy.getNumResults() ? copy.getResult(0) : Value();
     Program *program = first ? home.lookup(first) : nullptr;

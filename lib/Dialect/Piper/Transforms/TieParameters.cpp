@@ -181,7 +181,7 @@ void Tier::copyOnto(Operation *node, const Groups &served) {
     // Node names are unique in the DAG.
     std::string name =
         (getNodeName(node) + "@" + formatDeviceGroup(group)).str();
-    copy->setAttr("copy_of",
+    copy->setAttr(kCopyOfAttrName,
                   StringAttr::get(copy->getContext(), getNodeName(node)));
     if (auto task = dyn_cast<TaskOp>(copy))
       task.setName(name);
@@ -244,7 +244,7 @@ LogicalResult Tier::run() {
   SmallVector<TaskOp> updates;
   for (auto task : body.getOps<TaskOp>())
     if (task.getPass() == PassKind::UPD && task.getDevicesAttr() &&
-        !task->hasAttr("copy_of") && !wasUnplaced.contains(task))
+        !task->hasAttr(kCopyOfAttrName) && !wasUnplaced.contains(task))
       updates.push_back(task);
   for (TaskOp update : updates) {
     Groups served;
@@ -262,7 +262,7 @@ LogicalResult Tier::run() {
     auto onHome = [&](Operation *node) {
       auto collective = dyn_cast_or_null<CollectiveOp>(node);
       return collective && collective.getDevicesAttr() == home &&
-             !collective->hasAttr("copy_of");
+             !collective->hasAttr(kCopyOfAttrName);
     };
     llvm::SmallSetVector<Operation *, 8> before, after;
     for (Value input : update.getInputs())

@@ -31,6 +31,11 @@ StringAttr getProgramStream(Operation *op);
 /// keys are members of one communicator over `axes`.
 std::string getCommGroupKey(ProgramOp program, ArrayAttr axes);
 
+/// The attribute naming the node a copy of a shared-parameter node repeats
+/// (tieSharedParameters); partitioning keeps it on the copy's launch, so
+/// the lowering can count the copy's gradient once (ClipGradNorm.cpp).
+constexpr StringLiteral kCopyOfAttrName = "copy_of";
+
 /// Places the unplaced nodes of `dag` that serve placed ones (the sum of a
 /// parameter's gradient contributions, its accumulation over microbatches,
 /// its update) on every device group they serve: one group places them
