@@ -14,6 +14,7 @@
 #include "piper/Compile/GPUTarget.h"
 #include "piper/Compile/LowerProgram.h"
 #include "piper/Compile/PlanManifest.h"
+#include "piper/Compile/ShareKernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Threading.h"
@@ -46,6 +47,23 @@ FailureOr<func::FuncOp> findModel(ModuleOp module) {
   return model;
 }
 
+/// One module per program of the prepared `module`, each holding that
+/// program alone, with what the lowering threads would otherwise load or
+/// register concurrently loaded first.
+SmallVector<OwningOpRef<ModuleOp>>
+cloneEachProgram(ModuleOp module, TimingScope &timing,
+                 const GPUTargetOptions *gpu) {
+  MLIRContext *context = module.getContext();
+  loadLoweringDialects(context, gpu);
+  registerObjectEmission(context);
+  // Cloned here, on one thread, from the module all programs share.
+  TimingScope cloneTiming = timing.nest("clone the programs");
+  SmallVector<OwningOpRef<ModuleOp>> clones;
+  for (ProgramOp program : module.getOps<ProgramOp>())
+    clones.push_back(cloneProgram(module, program.getSymName()));
+  return clones;
+}
+
 /// Lowers each program of the prepared `module` to `depth` alone, several at
 /// once on the context's threads, and calls `use` with its index and the
 /// lowered module (on the thread that lowered it). Diagnostics come out in
@@ -54,46 +72,115 @@ LogicalResult
 forEachLoweredProgram(ModuleOp module, LoweringDepth depth, TimingScope &timing,
                       function_ref<LogicalResult(size_t, ModuleOp)> use,
                       const GPUTargetOptions *gpu = nullptr) {
-  MLIRContext *context = module.getContext();
-  // What the threads would otherwise load or register concurrently.
-  loadLoweringDialects(context, gpu);
-  registerObjectEmission(context);
-  // Cloned here, on one thread, from the module all programs share.
-  TimingScope cloneTiming = timing.nest("clone the programs");
-  SmallVector<OwningOpRef<ModuleOp>> clones;
-  for (ProgramOp program : module.getOps<ProgramOp>())
-    clones.push_back(cloneProgram(module, program.getSymName()));
-  cloneTiming.stop();
-  return failableParallelForEachN(context, 0, clones.size(), [&](size_t i) {
-    OwningOpRef<ModuleOp> clone = std::move(clones[i]);
-    if (failed(lowerProgramModule(*clone, depth, timing, gpu)))
-      return failure();
-    return use(i, *clone);
-  });
+  SmallVector<OwningOpRef<ModuleOp>> clones =
+      cloneEachProgram(module, timing, gpu);
+  return failableParallelForEachN(
+      module.getContext(), 0, clones.size(), [&](size_t i) {
+        OwningOpRef<ModuleOp> clone = std::move(clones[i]);
+        if (failed(lowerProgramModule(*clone, depth, timing, gpu)))
+          return failure();
+        return use(i, *clone);
+      });
 }
 
-/// Emits the lowered `program` as `planDir`/<name>.so, defining the role's
-/// `signature` (piper-rt/plan_validate.h). A `gpu` object links nothing
-/// else in (GPUTarget.h).
-LogicalResult emitProgramObject(ModuleOp lowered, StringRef name,
-                                StringRef planDir, StringRef signature,
-                                TimingScope &timing, bool gpu) {
-  SmallString<128> object(planDir), shared(planDir);
-  llvm::sys::path::append(object, name + ".o");
-  llvm::sys::path::append(shared, name + ".so");
-  if (failed(emitObjectFile(lowered, std::string(object), timing, signature)))
+/// `planDir`/`name`.`extension`.
+std::string planFile(StringRef planDir, const Twine &name,
+                     StringRef extension) {
+  SmallString<128> path(planDir);
+  llvm::sys::path::append(path, name + extension);
+  return std::string(path);
+}
+
+/// Emits each GPU program of `module` as `planDir`/<program>.so, defining
+/// its role's signature (piper-rt/plan_validate.h); a GPU object links
+/// nothing else in (GPUTarget.h).
+LogicalResult emitGPUObjects(ModuleOp module, ArrayRef<ProgramOp> programs,
+                             ArrayRef<std::string> signatures,
+                             StringRef planDir, TimingScope &timing,
+                             const GPUTargetOptions &gpu) {
+  return forEachLoweredProgram(
+      module, LoweringDepth::LLVM, timing,
+      [&](size_t i, ModuleOp lowered) {
+        StringRef name = ProgramOp(programs[i]).getSymName();
+        std::string object = planFile(planDir, name, ".o");
+        std::string shared = planFile(planDir, name, ".so");
+        if (failed(emitObjectFile(lowered, object, timing, signatures[i])))
+          return failure();
+        TimingScope linkTiming = timing.nest("link the shared object");
+        std::string error;
+        if (failed(linkGPUSharedObject(object, shared, error))) {
+          llvm::errs() << "piper-compile: " << error << "\n";
+          return failure();
+        }
+        llvm::sys::fs::remove(object);
+        return success();
+      },
+      &gpu);
+}
+
+/// Emits each CPU program of `module` as `planDir`/<program>.so, defining
+/// its role's signature. All programs are lowered first, so that each
+/// kernel they have in common is compiled once (ShareKernels.h) into an
+/// object every role's link takes in.
+LogicalResult emitCPUObjects(ModuleOp module, ArrayRef<ProgramOp> programs,
+                             ArrayRef<std::string> signatures,
+                             StringRef planDir, TimingScope &timing) {
+  MLIRContext *context = module.getContext();
+  SmallVector<OwningOpRef<ModuleOp>> modules =
+      cloneEachProgram(module, timing, nullptr);
+  if (failed(
+          failableParallelForEachN(context, 0, modules.size(), [&](size_t i) {
+            return lowerProgramModule(*modules[i], LoweringDepth::LLVM, timing,
+                                      nullptr);
+          })))
     return failure();
-  TimingScope linkTiming = timing.nest("link the shared object");
-  std::string error;
-  if (failed(gpu ? linkGPUSharedObject(std::string(object), std::string(shared),
-                                       error)
-                 : linkSharedObject(std::string(object), std::string(shared),
-                                    error))) {
-    llvm::errs() << "piper-compile: " << error << "\n";
+  TimingScope shareTiming = timing.nest("share kernels");
+  SmallVector<ModuleOp> lowered;
+  for (OwningOpRef<ModuleOp> &program : modules)
+    lowered.push_back(*program);
+  unsigned parts =
+      context->isMultithreadingEnabled() ? context->getNumThreads() : 1;
+  SmallVector<OwningOpRef<ModuleOp>> kernels = shareKernels(lowered, parts);
+  shareTiming.stop();
+
+  // Objects of the programs, then of the shared kernels, all at once.
+  size_t count = programs.size();
+  SmallVector<std::string> objects, kernelObjects;
+  for (ProgramOp program : programs)
+    objects.push_back(planFile(planDir, program.getSymName(), ".o"));
+  for (size_t k = 0; k < kernels.size(); ++k)
+    kernelObjects.push_back(planFile(planDir, "kernels." + Twine(k), ".o"));
+  auto removeObjects = [&] {
+    for (const std::string &object :
+         llvm::concat<std::string>(objects, kernelObjects))
+      llvm::sys::fs::remove(object);
+  };
+  if (failed(failableParallelForEachN(
+          context, 0, count + kernels.size(), [&](size_t i) {
+            if (i < count)
+              return emitObjectFile(lowered[i], objects[i], timing,
+                                    signatures[i]);
+            return emitObjectFile(*kernels[i - count], kernelObjects[i - count],
+                                  timing);
+          }))) {
+    removeObjects();
     return failure();
   }
-  llvm::sys::fs::remove(object);
-  return success();
+  LogicalResult linked =
+      failableParallelForEachN(context, 0, count, [&](size_t i) {
+        TimingScope linkTiming = timing.nest("link the shared object");
+        std::string error;
+        if (failed(linkSharedObject(
+                objects[i],
+                planFile(planDir, ProgramOp(programs[i]).getSymName(), ".so"),
+                kernelObjects, error))) {
+          llvm::errs() << "piper-compile: " << error << "\n";
+          return failure();
+        }
+        return success();
+      });
+  removeObjects();
+  return linked;
 }
 
 /// Records each role's object size and checksum in `manifest`, which
@@ -205,14 +292,10 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
   SmallVector<std::string> signatures;
   for (const ::piper::plan::Role &role : manifest->roles)
     signatures.push_back(::piper::plan::roleSignature(*manifest, role));
-  if (failed(forEachLoweredProgram(
-          module, LoweringDepth::LLVM, timing,
-          [&](size_t i, ModuleOp lowered) {
-            return emitProgramObject(lowered, programs[i].getSymName(), planDir,
-                                     signatures[i], timing,
-                                     options.gpu.has_value());
-          },
-          options.gpu ? &*options.gpu : nullptr)))
+  if (failed(options.gpu ? emitGPUObjects(module, programs, signatures, planDir,
+                                          timing, *options.gpu)
+                         : emitCPUObjects(module, programs, signatures, planDir,
+                                          timing)))
     return failure();
   if (failed(recordObjects(*manifest, planDir)))
     return failure();

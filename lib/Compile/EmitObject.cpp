@@ -18,6 +18,7 @@
 
 #include "piper/Compile/EmitObject.h"
 #include "piper-rt/plan_validate.h"
+#include "piper/Compile/ShareKernels.h"
 
 #include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -67,8 +68,11 @@ std::unique_ptr<llvm::TargetMachine> hostMachine(std::string &error) {
 /// Translation plus the default O2 pipeline for `machine`.
 /// Whether `value` is part of the plan ABI: only the packed entry points
 /// (runtime/include/piper-rt/plan_abi.h) are looked up by name.
+/// Kernels shared by the programs of a plan (ShareKernels.h) stay external
+/// too: each role's object resolves them from the shared kernels' object.
 bool isPlanEntry(const llvm::GlobalValue &value) {
-  return value.getName().starts_with("piper_entry_");
+  return value.getName().starts_with("piper_entry_") ||
+         value.getName().starts_with(mlir::piper::kSharedKernelPrefix);
 }
 
 /// Marks every internal function called from exactly one place always
@@ -210,20 +214,22 @@ LogicalResult mlir::piper::emitObjectFile(ModuleOp module,
       });
 }
 
-LogicalResult mlir::piper::linkSharedObject(const std::string &objectPath,
-                                            const std::string &sharedPath,
-                                            std::string &error) {
+LogicalResult mlir::piper::linkSharedObject(
+    const std::string &objectPath, const std::string &sharedPath,
+    llvm::ArrayRef<std::string> sharedKernels, std::string &error) {
   // The kernel library and the reference it wraps are linked in statically
   // so that a plan object depends on nothing Piper-specific at run time.
   // libomp (the generated parallel loops) lives in LLVM's directory, which
   // the dynamic loader does not search.
   std::string ompRpath =
       "-Wl,-rpath," + llvm::sys::path::parent_path(PIPER_OMP_LIBRARY).str();
-  return linkSharedObjectWith(objectPath, sharedPath,
-                              {PIPER_KERNELS_ARCHIVE, PIPER_REFERENCE_ARCHIVE,
-                               PIPER_OPENBLAS_LIBRARY, PIPER_OMP_LIBRARY,
-                               ompRpath, "-lstdc++", "-lm"},
-                              error);
+  std::vector<std::string> libraries(sharedKernels.begin(),
+                                     sharedKernels.end());
+  libraries.insert(libraries.end(),
+                   {PIPER_KERNELS_ARCHIVE, PIPER_REFERENCE_ARCHIVE,
+                    PIPER_OPENBLAS_LIBRARY, PIPER_OMP_LIBRARY, ompRpath,
+                    "-lstdc++", "-lm"});
+  return linkSharedObjectWith(objectPath, sharedPath, libraries, error);
 }
 
 LogicalResult mlir::piper::linkSharedObjectWith(

@@ -31,7 +31,8 @@ void registerObjectEmission(MLIRContext *context);
 
 /// Translates `module` (LLVM dialect) to LLVM IR, optimises it at O2 for the
 /// host and writes it to `os` as text. Only the packed entry points
-/// (`piper_entry_*`) stay external. The phases are timed under `timing`.
+/// (`piper_entry_*`) and shared kernels (`piper_shared_*`) stay external. The
+/// phases are timed under `timing`.
 LogicalResult emitLLVMIR(ModuleOp module, llvm::raw_ostream &os,
                          TimingScope &timing);
 
@@ -44,10 +45,12 @@ LogicalResult emitObjectFile(ModuleOp module, const std::string &objectPath,
                              TimingScope &timing,
                              llvm::StringRef signature = {});
 
-/// Links `objectPath` with the kernel library into the shared object
+/// Links `objectPath`, the objects of the plan's shared kernels
+/// (ShareKernels.h) and the kernel library into the shared object
 /// `sharedPath` (clang-22 -shared); `error` gets the linker's complaint.
 LogicalResult linkSharedObject(const std::string &objectPath,
                                const std::string &sharedPath,
+                               llvm::ArrayRef<std::string> sharedKernels,
                                std::string &error);
 
 /// Links `objectPath` and the linker arguments `libraries` (none for a GPU
