@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# Calibrates the simulator from one traced run and checks it against others
+# (issue 21): the dense GPT of bench/gpt-step.sh (hidden 256, 4 layers, 4
+# heads, FFN 1024, sequence 64, global batch 8, vocabulary 256, f32, AdamW)
+#
+#  1. runs the calibration strategy (CALIB, default dp2) compiled with
+#     --trace-kernels under `piper-run --trace`, and bench/pingpong.cpp
+#     (piper-bench-pingpong) between two ranks;
+#  2. fits the calibration file with piper-calibrate (a rate per kernel
+#     kind, the time a launch spends outside its kernels, the link's alpha
+#     and beta; docs/Simulator.md, "Calibration");
+#  3. for every strategy (serial, dp2, tp2, pp2-1f1b, pp2-gpipe, pp2-zbh1 by
+#     default; STRATEGIES overrides) measures the median step of STEPS steps
+#     after one warm-up (rank 0's "seconds" in piper-run --log: wall time)
+#     and simulates the same programs with the calibration
+#     (piper-opt --piper-simulate="calibration=...");
+#  4. prints predicted vs measured, the error, and whether the simulator
+#     ranks the strategies other than CALIB in the measured order.
+#
+# Every strategy trains the same global batch of 8 sequences. Ranks get one
+# thread each (OMP_NUM_THREADS=1, OpenBLAS too): the 2-rank strategies use
+# both cores, serial one. The machine is shared: steps are medians, and a
+# rerun moves figures by a few percent.
+#
+#   bench/calibrate.sh            # the table (a few minutes on 2 cores)
+#   bench/calibrate.sh --smoke    # tiny sizes, 2 steps: checks that the
+#                                 # pipeline runs and the file parses, never
+#                                 # the timing (ctest bench-calibrate-smoke)
+#
+# Builds nothing: piper-gen, piper-compile, piper-run, piper-opt,
+# piper-calibrate and piper-bench-pingpong come from $BUILD/bin (BUILD
+# default build; PIPER_BIN overrides). Environment: STEPS (default 5),
+# CALIB, STRATEGIES, MPIEXEC (default mpiexec), KEEP=DIR keeps the files.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+BIN=${PIPER_BIN:-$BUILD/bin}
+PYTHON=${PYTHON:-python3}
+MPIEXEC=${MPIEXEC:-mpiexec}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+
+SMOKE=0
+case "${1:-}" in
+--smoke) SMOKE=1 ;;
+"") ;;
+-h | --help)
+  sed -n '2,/^set /p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'
+  exit 0
+  ;;
+*)
+  echo "calibrate.sh: unknown option '$1' (--smoke, --help)" >&2
+  exit 2
+  ;;
+esac
+if [ "$SMOKE" = 1 ]; then
+  MODEL_FLAGS="--hidden=16 --layers=2 --heads=2 --ffn=32 --seq=8 --vocab=32"
+  STEPS=${STEPS:-2}
+  PING="--smoke"
+  STRATEGIES=${STRATEGIES:-"serial tp2 pp2-1f1b"}
+else
+  MODEL_FLAGS="--hidden=256 --layers=4 --heads=4 --ffn=1024 --seq=64 --vocab=256"
+  STEPS=${STEPS:-5}
+  PING=""
+  STRATEGIES=${STRATEGIES:-"serial dp2 tp2 pp2-1f1b pp2-gpipe pp2-zbh1"}
+fi
+CALIB=${CALIB:-dp2}
+GLOBAL=8
+
+for tool in piper-gen piper-compile piper-run piper-opt piper-calibrate \
+  piper-bench-pingpong; do
+  if [ ! -x "$BIN/$tool" ]; then
+    echo "calibrate.sh: $BIN/$tool not found; build it first or set BUILD" >&2
+    exit 1
+  fi
+done
+
+if [ -n "${KEEP:-}" ]; then
+  tmp=$KEEP
+  mkdir -p "$tmp"
+else
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+fi
+
+pp_json() { # schedule microbatches
+  echo "{\"mesh\": \"mesh\", \"directives\": [{\"split\": {\"filter\": {}, \"n\": $2}}," \
+    "{\"place\": {\"filter\": {\"PP\": 0}, \"devices\": {\"pp\": 0}, \"stream\": \"pp\"}}," \
+    "{\"place\": {\"filter\": {\"PP\": 1}, \"devices\": {\"pp\": 1}, \"stream\": \"pp\"}}," \
+    "{\"schedule\": {\"name\": \"$1\"}}]}"
+}
+
+# setup NAME: writes $tmp/NAME.mlir (the model for its mesh) and
+# $tmp/NAME.json (the strategy; absent for serial); sets RANKS.
+setup() {
+  local name=$1 mesh batch pp=0 json=""
+  case "$name" in
+  serial) mesh=dp=1 batch=$GLOBAL ranks=1 ;;
+  dp2)
+    mesh=dp=2 batch=$((GLOBAL / 2)) ranks=2
+    json='{"mesh": "mesh", "directives": [{"replicate": {"filter": {}, "devices": ["dp"]}}]}'
+    ;;
+  tp2)
+    mesh=dp=1,tp=2 batch=$GLOBAL ranks=2
+    json='{"mesh": "mesh", "directives": [{"shard": {"filter": {}, "kind": "tensor", "devices": ["tp"], "column": ["layers.*.attn.w[qkv]", "layers.*.mlp.w_{gate,up}"], "row": ["layers.*.attn.wo", "layers.*.mlp.w_down"]}}, {"replicate": {"filter": {}, "devices": ["dp"]}}]}'
+    ;;
+  pp2-1f1b) mesh=pp=2 pp=2 batch=$((GLOBAL / 4)) ranks=2 json=$(pp_json 1f1b 4) ;;
+  pp2-gpipe) mesh=pp=2 pp=2 batch=$((GLOBAL / 2)) ranks=2 json=$(pp_json gpipe 2) ;;
+  pp2-zbh1) mesh=pp=2 pp=2 batch=$((GLOBAL / 4)) ranks=2 json=$(pp_json zb-h1 4) ;;
+  *)
+    echo "calibrate.sh: unknown strategy '$name'" >&2
+    exit 2
+    ;;
+  esac
+  RANKS=$ranks
+  # shellcheck disable=SC2086
+  "$BIN/piper-gen" --model=gpt --config=tiny-gpt $MODEL_FLAGS --batch="$batch" \
+    --pp="$pp" --mesh="$mesh" -o "$tmp/$name.mlir"
+  DIRECTIVES=()
+  if [ -n "$json" ]; then
+    echo "$json" >"$tmp/$name.json"
+    DIRECTIVES=(--directives="$tmp/$name.json")
+  fi
+}
+
+launch() { # ranks args...
+  local ranks=$1
+  shift
+  if [ "$ranks" = 1 ]; then
+    "$@"
+  else
+    "$MPIEXEC" -np "$ranks" "$@"
+  fi
+}
+
+# 1-2: the calibration run and the fit.
+setup "$CALIB"
+"$BIN/piper-compile" "$tmp/$CALIB.mlir" "${DIRECTIVES[@]}" --trace-kernels \
+  -o "$tmp/calib.plan" >/dev/null
+launch "$RANKS" "$BIN/piper-run" "$tmp/calib.plan" --steps=$((STEPS + 1)) \
+  --threads=1 --trace="$tmp/calib.trace.json" >/dev/null
+"$MPIEXEC" -np 2 "$BIN/piper-bench-pingpong" $PING >"$tmp/pingpong.json"
+"$BIN/piper-calibrate" "$tmp/$CALIB.mlir" "${DIRECTIVES[@]}" \
+  --plan="$tmp/calib.plan" --trace="$tmp/calib.trace.json" \
+  --pingpong="$tmp/pingpong.json" -o "$tmp/calibration.json"
+
+# 3: measured and predicted per strategy.
+: >"$tmp/results.txt"
+for name in $STRATEGIES; do
+  setup "$name"
+  "$BIN/piper-compile" "$tmp/$name.mlir" "${DIRECTIVES[@]}" \
+    -o "$tmp/$name.plan" >/dev/null
+  launch "$RANKS" "$BIN/piper-run" "$tmp/$name.plan" --steps=$((STEPS + 1)) \
+    --threads=1 --log="$tmp/$name.log.jsonl" >/dev/null
+  "$BIN/piper-compile" "$tmp/$name.mlir" "${DIRECTIVES[@]}" --emit=programs \
+    -o "$tmp/$name.programs.mlir"
+  "$BIN/piper-opt" "$tmp/$name.programs.mlir" \
+    --piper-simulate="calibration=$tmp/calibration.json" >"$tmp/$name.sim.txt"
+  measured=$("$PYTHON" - "$tmp/$name.log.jsonl" <<'PY'
+import json, statistics, sys
+steps = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+times = [s["seconds"] for s in steps[1:]] or [s["seconds"] for s in steps]
+print(f"{statistics.median(times) * 1000:.3f}")
+PY
+)
+  predicted=$(sed -n 's/^step time \([0-9.e+-]*\) ms.*/\1/p' "$tmp/$name.sim.txt")
+  if [ -z "$predicted" ]; then
+    echo "calibrate.sh: no step time in the simulation of $name:" >&2
+    cat "$tmp/$name.sim.txt" >&2
+    exit 1
+  fi
+  echo "$name $RANKS $measured $predicted" >>"$tmp/results.txt"
+done
+
+# 4: the table.
+"$PYTHON" - "$tmp/results.txt" "$CALIB" "$STEPS" "$SMOKE" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+calib, steps, smoke = sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+print(f"calibrated on {calib}; median of {steps} step(s) after 1 warm-up, "
+      "wall time, 1 thread per rank")
+print(f"{'strategy':<12} {'ranks':>5} {'measured ms':>12} {'predicted ms':>13} {'error':>8}")
+others = []
+for name, ranks, measured, predicted in rows:
+    m, p = float(measured), float(predicted)
+    err = (p - m) / m * 100
+    tag = " (calibration run)" if name == calib else ""
+    print(f"{name:<12} {ranks:>5} {m:12.1f} {p:13.1f} {err:+7.1f}%{tag}")
+    if name != calib:
+        others.append((name, m, p, err))
+if others:
+    by_m = [n for n, m, p, e in sorted(others, key=lambda r: r[1])]
+    by_p = [n for n, m, p, e in sorted(others, key=lambda r: r[2])]
+    worst = max(abs(e) for n, m, p, e in others)
+    print("measured order:  " + " < ".join(by_m))
+    print("predicted order: " + " < ".join(by_p))
+    print(f"largest error off the calibration run: {worst:.1f}%; "
+          f"same order: {'yes' if by_m == by_p else 'no'}")
+PY
+if [ "$SMOKE" = 1 ]; then
+  # The file parsed (the simulations above read it); no timing is checked.
+  grep -q '"kernels"' "$tmp/calibration.json"
+  echo "calibrate.sh --smoke: ok"
+fi
