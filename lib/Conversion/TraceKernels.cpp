@@ -24,6 +24,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include "llvm/ADT/StringMap.h"
+
 #include <set>
 
 namespace mlir::piper {

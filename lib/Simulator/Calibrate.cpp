@@ -107,7 +107,7 @@ Pairing piper::sim::pairKernelSpans(const std::vector<TraceEvent> &events,
     std::sort(list.begin(), list.end(), byStart);
     std::sort(inside.begin(), inside.end(), byStart);
     std::map<std::string, int> runs;
-    size_t k = 0;
+    size_t k = 0, within = 0;
     for (const TraceEvent *launch : list) {
       double end = launch->start + launch->duration;
       // The kernel spans within this launch's span (1 ns of slack for the
@@ -117,6 +117,7 @@ Pairing piper::sim::pairKernelSpans(const std::vector<TraceEvent> &events,
         ++k;
       while (k < inside.size() && inside[k]->start <= end + 1e-3)
         spans.push_back(inside[k++]);
+      within += spans.size();
       auto ops = counted.find({programOfRank[rank], launch->name});
       if (ops == counted.end() || runs[launch->name]++ < skipRuns)
         continue;
@@ -140,7 +141,12 @@ Pairing piper::sim::pairKernelSpans(const std::vector<TraceEvent> &events,
       out.unpairedSpans += spans.size() - s;
       out.launchResiduals.push_back((launch->duration - paired) * 1e-6);
     }
+    out.outsideSpans += inside.size() - within;
   }
+  // Kernel spans of ranks that ran no launch.
+  for (const auto &[rank, list] : kernels)
+    if (!launches.count(rank))
+      out.outsideSpans += list.size();
   return out;
 }
 

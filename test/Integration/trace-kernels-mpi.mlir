@@ -39,7 +39,7 @@
 // TRACE-DAG: "name":"adamw_update","cat":"kernel"
 // TRACE-DAG: "name":"F{MB=0,PP=0}","cat":"compute"
 
-// FIT: piper-calibrate: {{[0-9]+}} launches, {{[1-9][0-9]*}} kernel spans paired ({{[0-9]+}} unpaired, 0 counted ops without a span); launch overhead {{[0-9.]+}} us
+// FIT: piper-calibrate: {{[0-9]+}} launches, {{[1-9][0-9]*}} kernel spans paired ({{[0-9]+}} unpaired, 0 outside any launch, 0 counted ops without a span); launch overhead {{[0-9.]+}} us
 // FIT: adamw_update
 // FIT: linear {{.*}} GFLOP/s
 

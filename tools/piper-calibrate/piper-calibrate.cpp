@@ -30,6 +30,7 @@
 #include "mlir/Parser/Parser.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -181,13 +182,14 @@ int run(MLIRContext &context) {
 
   llvm::outs() << llvm::formatv(
       "piper-calibrate: {0} launches, {1} kernel spans paired ({2} unpaired, "
-      "{3} counted ops without a span); launch overhead {4:F1} us\n",
+      "{3} outside any launch, {4} counted ops without a span); launch "
+      "overhead {5:F1} us\n",
       pairing.launches, pairing.samples.size(), pairing.unpairedSpans,
-      pairing.missingSpans, *cal.launchOverhead * 1e6);
+      pairing.outsideSpans, pairing.missingSpans, *cal.launchOverhead * 1e6);
   for (const auto &[kind, rate] : cal.kernels)
     llvm::outs() << llvm::formatv(
         "  {0,-22} {1,10:F3} {2} + {3:F2} us\n", kind,
-        rate.rate / (rate.perFlop ? 1e9 : 1e9),
+        rate.rate / 1e9,
         rate.perFlop ? "GFLOP/s" : "GB/s   ", rate.overhead * 1e6);
   for (const auto &[axis, link] : cal.links)
     llvm::outs() << llvm::formatv("  link {0}: {1:F2} us + bytes / {2:F2} GB/s\n",

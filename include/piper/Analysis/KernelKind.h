@@ -28,7 +28,7 @@ namespace mlir::piper {
 /// (annotate, yield, collectives, constants, ops with regions), ops of other
 /// dialects and ops without tensors.
 inline std::optional<std::string> kernelKindOf(Operation *op) {
-  if (!isa<PiperDialect>(op->getDialect()) ||
+  if (!isa_and_nonnull<PiperDialect>(op->getDialect()) ||
       isa<AnnotateOp, YieldOp, CollectiveOp>(op) ||
       op->hasTrait<OpTrait::ConstantLike>() || op->getNumRegions() > 0)
     return std::nullopt;

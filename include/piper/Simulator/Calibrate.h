@@ -66,6 +66,8 @@ struct Pairing {
   /// not count, such as reshapes: their time stays in the residual), and
   /// counted ops without a span (a plan compiled from another strategy).
   size_t launches = 0, unpairedSpans = 0, missingSpans = 0;
+  /// Kernel spans inside no launch span (none when they nest as they must).
+  size_t outsideSpans = 0;
 };
 
 /// Pairs the kernel spans (category "kernel") inside each launch span

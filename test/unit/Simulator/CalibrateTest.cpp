@@ -102,7 +102,8 @@ std::string event(int pid, const std::string &name, const char *cat,
 // Two ranks of one program, three steps; the launch "F" runs a matmul at
 // two sizes (1 us + flops / 2 GFLOP/s), a softmax (0.5 us + bytes / 4 GB/s)
 // and a reshape the simulator does not count, plus 10 us of glue. Step 0 is
-// 10x slower (warm-up) and must be left out.
+// 10x slower (warm-up) and must be left out.  A kernel span outside every
+// launch is reported.
 TEST(Calibrate, RecoversKnownRatesFromSyntheticTrace) {
   const double mmFlopsA = 2e6, mmFlopsB = 8e6, smBytes = 4e5;
   auto mm = [](double flops) { return 1 + flops / 2e9 * 1e6; }; // us
@@ -132,11 +133,13 @@ TEST(Calibrate, RecoversKnownRatesFromSyntheticTrace) {
       t += total + 50;
     }
   }
+  // A stray kernel span after the last launch: counted as outside.
+  add(event(0, "matmul", "kernel", 99999, 1));
   text += "]}";
   std::vector<TraceEvent> events;
   std::string error;
   ASSERT_TRUE(parseTraceEvents(text, events, error)) << error;
-  ASSERT_EQ(events.size(), 30u);
+  ASSERT_EQ(events.size(), 31u);
 
   CountedLaunches counted;
   counted[{"p", "F{MB=0}"}] = {{"matmul", mmFlopsA, 0, 1e5},
@@ -147,6 +150,7 @@ TEST(Calibrate, RecoversKnownRatesFromSyntheticTrace) {
   EXPECT_EQ(pairing.samples.size(), 12u);
   EXPECT_EQ(pairing.unpairedSpans, 4u); // the reshapes
   EXPECT_EQ(pairing.missingSpans, 0u);
+  EXPECT_EQ(pairing.outsideSpans, 1u);
   // The residual: 10 us of glue and the uncounted reshape.
   EXPECT_NEAR(median(pairing.launchResiduals), 13e-6, 1e-9);
 
