@@ -10,10 +10,11 @@
 #     kind, the time a launch spends outside its kernels, the link's alpha
 #     and beta; docs/Simulator.md, "Calibration");
 #  3. for every strategy (serial, dp2, tp2, pp2-1f1b, pp2-gpipe, pp2-zbh1 by
-#     default; STRATEGIES overrides) measures the median step of STEPS steps
-#     after one warm-up (rank 0's "seconds" in piper-run --log: wall time)
-#     and simulates the same programs with the calibration
-#     (piper-opt --piper-simulate="calibration=...");
+#     default; STRATEGIES overrides) simulates its programs with the
+#     calibration (piper-opt --piper-simulate="calibration=...") and
+#     measures the median step: ROUNDS (default 3) round-robin runs of every
+#     strategy, STEPS (default 3) steps after one warm-up each (rank 0's
+#     "seconds" in piper-run --log: wall time);
 #  4. prints predicted vs measured, the error, and whether the simulator
 #     ranks the strategies other than CALIB in the measured order.
 #
@@ -29,8 +30,8 @@
 #
 # Builds nothing: piper-gen, piper-compile, piper-run, piper-opt,
 # piper-calibrate and piper-bench-pingpong come from $BUILD/bin (BUILD
-# default build; PIPER_BIN overrides). Environment: STEPS (default 5),
-# CALIB, STRATEGIES, MPIEXEC (default mpiexec), KEEP=DIR keeps the files.
+# default build; PIPER_BIN overrides). Environment: STEPS, ROUNDS, CALIB,
+# STRATEGIES, MPIEXEC (default mpiexec), KEEP=DIR keeps the files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -56,11 +57,13 @@ esac
 if [ "$SMOKE" = 1 ]; then
   MODEL_FLAGS="--hidden=16 --layers=2 --heads=2 --ffn=32 --seq=8 --vocab=32"
   STEPS=${STEPS:-2}
+  ROUNDS=${ROUNDS:-1}
   PING="--smoke"
   STRATEGIES=${STRATEGIES:-"serial tp2 pp2-1f1b"}
 else
   MODEL_FLAGS="--hidden=256 --layers=4 --heads=4 --ffn=1024 --seq=64 --vocab=256"
-  STEPS=${STEPS:-5}
+  STEPS=${STEPS:-3}
+  ROUNDS=${ROUNDS:-3}
   PING=""
   STRATEGIES=${STRATEGIES:-"serial dp2 tp2 pp2-1f1b pp2-gpipe pp2-zbh1"}
 fi
@@ -137,48 +140,59 @@ launch() { # ranks args...
 setup "$CALIB"
 "$BIN/piper-compile" "$tmp/$CALIB.mlir" "${DIRECTIVES[@]}" --trace-kernels \
   -o "$tmp/calib.plan" >/dev/null
-launch "$RANKS" "$BIN/piper-run" "$tmp/calib.plan" --steps=$((STEPS + 1)) \
+launch "$RANKS" "$BIN/piper-run" "$tmp/calib.plan" \
+  --steps=$((STEPS * ROUNDS + 1)) \
   --threads=1 --trace="$tmp/calib.trace.json" >/dev/null
 "$MPIEXEC" -np 2 "$BIN/piper-bench-pingpong" $PING >"$tmp/pingpong.json"
 "$BIN/piper-calibrate" "$tmp/$CALIB.mlir" "${DIRECTIVES[@]}" \
   --plan="$tmp/calib.plan" --trace="$tmp/calib.trace.json" \
   --pingpong="$tmp/pingpong.json" -o "$tmp/calibration.json"
 
-# 3: measured and predicted per strategy.
-: >"$tmp/results.txt"
+# 3: every strategy compiled and simulated with the calibration, then run
+# ROUNDS times round-robin, STEPS steps after one warm-up each time, so that
+# a burst of load from other jobs on the shared machine falls on every
+# strategy alike; the figure is the median of all its timed steps.
+declare -A RANKS_OF
 for name in $STRATEGIES; do
   setup "$name"
+  RANKS_OF[$name]=$RANKS
   "$BIN/piper-compile" "$tmp/$name.mlir" "${DIRECTIVES[@]}" \
     -o "$tmp/$name.plan" >/dev/null
-  launch "$RANKS" "$BIN/piper-run" "$tmp/$name.plan" --steps=$((STEPS + 1)) \
-    --threads=1 --log="$tmp/$name.log.jsonl" >/dev/null
   "$BIN/piper-compile" "$tmp/$name.mlir" "${DIRECTIVES[@]}" --emit=programs \
     -o "$tmp/$name.programs.mlir"
   "$BIN/piper-opt" "$tmp/$name.programs.mlir" \
     --piper-simulate="calibration=$tmp/calibration.json" >"$tmp/$name.sim.txt"
-  measured=$("$PYTHON" - "$tmp/$name.log.jsonl" <<'PY'
-import json, statistics, sys
-steps = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-times = [s["seconds"] for s in steps[1:]] or [s["seconds"] for s in steps]
-print(f"{statistics.median(times) * 1000:.3f}")
-PY
-)
+  : >"$tmp/$name.steps.txt"
+done
+for round in $(seq "$ROUNDS"); do
+  for name in $STRATEGIES; do
+    launch "${RANKS_OF[$name]}" "$BIN/piper-run" "$tmp/$name.plan" \
+      --steps=$((STEPS + 1)) --threads=1 --log="$tmp/$name.log.jsonl" >/dev/null
+    # Rank 0's timed steps (the first is the warm-up).
+    tail -n +2 "$tmp/$name.log.jsonl" |
+      sed -n 's/.*"seconds": \([0-9.e+-]*\).*/\1/p' >>"$tmp/$name.steps.txt"
+  done
+done
+: >"$tmp/results.txt"
+for name in $STRATEGIES; do
+  measured=$(sort -g "$tmp/$name.steps.txt" |
+    awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f", 1000 * m }')
   predicted=$(sed -n 's/^step time \([0-9.e+-]*\) ms.*/\1/p' "$tmp/$name.sim.txt")
   if [ -z "$predicted" ]; then
     echo "calibrate.sh: no step time in the simulation of $name:" >&2
     cat "$tmp/$name.sim.txt" >&2
     exit 1
   fi
-  echo "$name $RANKS $measured $predicted" >>"$tmp/results.txt"
+  echo "$name ${RANKS_OF[$name]} $measured $predicted" >>"$tmp/results.txt"
 done
 
 # 4: the table.
-"$PYTHON" - "$tmp/results.txt" "$CALIB" "$STEPS" "$SMOKE" <<'PY'
+"$PYTHON" - "$tmp/results.txt" "$CALIB" "$((STEPS * ROUNDS)) (${ROUNDS} rounds of ${STEPS} after a warm-up)" "$SMOKE" <<'PY'
 import sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 calib, steps, smoke = sys.argv[2], sys.argv[3], sys.argv[4] == "1"
-print(f"calibrated on {calib}; median of {steps} step(s) after 1 warm-up, "
-      "wall time, 1 thread per rank")
+print(f"calibrated on {calib}; measured: median of {steps} timed steps, "
+      "wall time of rank 0, 1 thread per rank")
 print(f"{'strategy':<12} {'ranks':>5} {'measured ms':>12} {'predicted ms':>13} {'error':>8}")
 others = []
 for name, ranks, measured, predicted in rows:
