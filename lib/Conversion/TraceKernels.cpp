@@ -38,11 +38,13 @@ using namespace mlir::piper;
 
 std::vector<std::string> mlir::piper::collectKernelKinds(ModuleOp module) {
   std::set<std::string> kinds;
+  // Bodies only, as the pass: the model and the DAG's step are public.
   for (auto fn : module.getOps<func::FuncOp>())
-    fn.walk([&](Operation *op) {
-      if (std::optional<std::string> kind = kernelKindOf(op))
-        kinds.insert(*kind);
-    });
+    if (!fn.isPublic() && !fn.isExternal())
+      fn.walk([&](Operation *op) {
+        if (std::optional<std::string> kind = kernelKindOf(op))
+          kinds.insert(*kind);
+      });
   return {kinds.begin(), kinds.end()};
 }
 

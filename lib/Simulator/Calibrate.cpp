@@ -119,8 +119,10 @@ Pairing piper::sim::pairKernelSpans(const std::vector<TraceEvent> &events,
         spans.push_back(inside[k++]);
       within += spans.size();
       auto ops = counted.find({programOfRank[rank], launch->name});
-      if (ops == counted.end() || runs[launch->name]++ < skipRuns)
+      int run = runs[launch->name]++;
+      if (ops == counted.end() || run < skipRuns)
         continue;
+      std::string where = std::to_string(rank) + ":" + launch->name;
       ++out.launches;
       double paired = 0;
       size_t s = 0;
@@ -130,16 +132,18 @@ Pairing piper::sim::pairKernelSpans(const std::vector<TraceEvent> &events,
           ++s;
         if (s == spans.size()) {
           ++out.missingSpans;
+          ++out.missingKinds[op.kind];
           s = from;
           continue;
         }
         out.unpairedSpans += s - from;
-        out.samples.push_back({op, spans[s]->duration * 1e-6});
+        out.samples.push_back({op, spans[s]->duration * 1e-6, where, run});
         paired += spans[s]->duration;
         ++s;
       }
       out.unpairedSpans += spans.size() - s;
-      out.launchResiduals.push_back((launch->duration - paired) * 1e-6);
+      out.launchResiduals[where].push_back((launch->duration - paired) *
+                                           1e-6);
     }
     out.outsideSpans += inside.size() - within;
   }
@@ -152,46 +156,63 @@ Pairing piper::sim::pairKernelSpans(const std::vector<TraceEvent> &events,
 
 namespace {
 
-/// seconds = overhead + work / rate over (work, seconds, weight) points.
-KernelRate fitLine(const std::vector<std::array<double, 3>> &points,
-                   bool perFlop) {
+/// One launch's ops of one kind in its fastest run: n ops, work, seconds.
+struct KindPoint {
+  double n = 0, work = 0, seconds = 0;
+};
+
+/// t = n overhead + work / rate by least squares over `points` (no
+/// intercept), else through the origin.
+KernelRate fitPoints(const std::vector<KindPoint> &points, bool perFlop) {
   KernelRate rate;
   rate.perFlop = perFlop;
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const auto &[x, y, w] : points) {
-    n += w;
-    sx += w * x;
-    sy += w * y;
-    sxx += w * x * x;
-    sxy += w * x * y;
+  double nn = 0, nw = 0, ww = 0, nt = 0, wt = 0, sw = 0, st = 0;
+  for (const KindPoint &p : points) {
+    nn += p.n * p.n;
+    nw += p.n * p.work;
+    ww += p.work * p.work;
+    nt += p.n * p.seconds;
+    wt += p.work * p.seconds;
+    sw += p.work;
+    st += p.seconds;
   }
-  double det = n * sxx - sx * sx;
-  if (points.size() >= 2 && det > 1e-12 * n * sxx) {
-    double slope = (n * sxy - sx * sy) / det;
-    double intercept = (sy - slope * sx) / n;
-    if (slope > 0 && intercept >= 0) {
-      rate.rate = 1 / slope;
-      rate.overhead = intercept;
+  double det = nn * ww - nw * nw;
+  if (points.size() >= 2 && det > 1e-9 * nn * ww) {
+    double overhead = (nt * ww - nw * wt) / det;
+    double perWork = (nn * wt - nw * nt) / det;
+    if (overhead >= 0 && perWork > 0) {
+      rate.overhead = overhead;
+      rate.rate = 1 / perWork;
       return rate;
     }
   }
-  // Through the origin: the ratio of the totals.
-  rate.rate = sy > 0 ? sx / sy : 0;
+  rate.rate = st > 0 ? sw / st : 0;
   return rate;
 }
 
-/// The points of `samples` (work by `perFlop`), one per distinct work: its
-/// median seconds, weighted by its count.
-std::vector<std::array<double, 3>>
-medianPoints(const std::vector<const KernelSample *> &samples, bool perFlop) {
-  std::map<double, std::vector<double>> byWork;
+double workOf(const CountedOp &op, bool perFlop) {
+  return perFlop ? op.matrixFlops + op.vectorFlops : op.bytes;
+}
+
+/// Per launch, the fastest run's sum over `samples` (whose work is by
+/// `perFlop`).
+std::vector<KindPoint>
+launchPoints(const std::vector<const KernelSample *> &samples, bool perFlop) {
+  std::map<std::string, std::map<int, KindPoint>> runs;
   for (const KernelSample *s : samples) {
-    double work = perFlop ? s->op.matrixFlops + s->op.vectorFlops : s->op.bytes;
-    byWork[work].push_back(s->seconds);
+    KindPoint &p = runs[s->launch][s->run];
+    p.n += 1;
+    p.work += workOf(s->op, perFlop);
+    p.seconds += s->seconds;
   }
-  std::vector<std::array<double, 3>> points;
-  for (auto &[work, seconds] : byWork)
-    points.push_back({work, median(seconds), double(seconds.size())});
+  std::vector<KindPoint> points;
+  for (auto &[launch, byRun] : runs) {
+    const KindPoint *fastest = nullptr;
+    for (auto &[run, p] : byRun)
+      if (!fastest || p.seconds < fastest->seconds)
+        fastest = &p;
+    points.push_back(*fastest);
+  }
   return points;
 }
 
@@ -209,33 +230,53 @@ piper::sim::fitKernelRates(const std::vector<KernelSample> &samples) {
   for (auto &[kind, list] : byKind) {
     bool perFlop = llvm::any_of(
         list, [](const KernelSample *s) { return s->op.matrixFlops > 0; });
-    KernelRate rate = fitLine(medianPoints(list, perFlop), perFlop);
+    KernelRate rate = fitPoints(launchPoints(list, perFlop), perFlop);
     if (rate.rate > 0)
       rates[kind] = rate;
   }
   if (!all.empty()) {
-    KernelRate fallback = fitLine(medianPoints(all, false), false);
+    // Through the origin: one line through every kind would give a
+    // meaningless overhead.
+    std::vector<KindPoint> points = launchPoints(all, false);
+    KernelRate fallback;
+    double sw = 0, st = 0;
+    for (const KindPoint &p : points) {
+      sw += p.work;
+      st += p.seconds;
+    }
+    fallback.rate = st > 0 ? sw / st : 0;
     if (fallback.rate > 0)
       rates["*"] = fallback;
   }
   return rates;
 }
 
+double piper::sim::fitLaunchOverhead(const Pairing &pairing) {
+  std::vector<double> fastest;
+  for (const auto &[launch, residuals] : pairing.launchResiduals)
+    fastest.push_back(*std::min_element(residuals.begin(), residuals.end()));
+  return std::max(0.0, median(fastest));
+}
+
 bool piper::sim::fitLink(const std::vector<std::pair<double, double>> &points,
                          LinkFit &link) {
-  std::vector<std::array<double, 3>> weighted;
   std::map<double, int> sizes;
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto &[bytes, seconds] : points) {
-    weighted.push_back({bytes, seconds, 1.0});
     ++sizes[bytes];
+    n += 1;
+    sx += bytes;
+    sy += seconds;
+    sxx += bytes * bytes;
+    sxy += bytes * seconds;
   }
   if (sizes.size() < 2)
     return false;
-  KernelRate line = fitLine(weighted, false);
-  if (!(line.rate > 0))
+  double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  if (!(slope > 0))
     return false;
-  link.bandwidth = line.rate;
-  link.latency = line.overhead;
+  link.bandwidth = 1 / slope;
+  link.latency = std::max(0.0, (sy - slope * sx) / n);
   return true;
 }
 

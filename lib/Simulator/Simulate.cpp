@@ -246,8 +246,11 @@ void ProblemBuilder::bodySegments(func::FuncOp body,
     if (options.recordKernels)
       kernels.push_back({currentProgram, currentLaunch, kind,
                          count.matrixFlops, count.vectorFlops, count.bytes});
-    const sim::KernelRate *rate =
-        options.calibration ? options.calibration->kernelRate(kind) : nullptr;
+    // Ops of other dialects (a step counter's arith.addi) have no kind and
+    // no span: the roofline's (negligible) time.
+    const sim::KernelRate *rate = options.calibration && !kind.empty()
+                                      ? options.calibration->kernelRate(kind)
+                                      : nullptr;
     compute += rate ? rate->seconds(count.flops(), count.bytes)
                     : sim::kernelTime(count.matrixFlops, count.vectorFlops,
                                       count.bytes,

@@ -33,11 +33,11 @@
 // KINDS-DAG:    "adamw_update"
 // KINDS-DAG:    "linear"
 // KINDS-DAG:    "rmsnorm_vjp"
-// KINDS-DAG:    "softmax_cross_entropy"
+// KINDS-DAG:    "cross_entropy_vjp"
 
 // TRACE-DAG: "name":"rmsnorm","cat":"kernel"
 // TRACE-DAG: "name":"adamw_update","cat":"kernel"
-// TRACE-DAG: "name":"F{MB=0,PP=0}","cat":"compute"
+// TRACE-DAG: "name":"F{PP=0,MB=0}","cat":"compute"
 
 // FIT: piper-calibrate: {{[0-9]+}} launches, {{[1-9][0-9]*}} kernel spans paired ({{[0-9]+}} unpaired, 0 outside any launch, 0 counted ops without a span); launch overhead {{[0-9.]+}} us
 // FIT: adamw_update

@@ -161,7 +161,7 @@ int run(MLIRContext &context) {
 
   sim::Calibration cal;
   cal.kernels = sim::fitKernelRates(pairing.samples);
-  cal.launchOverhead = std::max(0.0, sim::median(pairing.launchResiduals));
+  cal.launchOverhead = sim::fitLaunchOverhead(pairing);
   if (!pingPongFile.empty()) {
     std::optional<std::string> text = readText(pingPongFile, error);
     std::vector<std::pair<double, double>> points;
@@ -186,6 +186,9 @@ int run(MLIRContext &context) {
       "overhead {5:F1} us\n",
       pairing.launches, pairing.samples.size(), pairing.unpairedSpans,
       pairing.outsideSpans, pairing.missingSpans, *cal.launchOverhead * 1e6);
+  for (const auto &[kind, n] : pairing.missingKinds)
+    llvm::outs() << llvm::formatv("  no span for {0} counted op(s) '{1}'\n", n,
+                                  kind);
   for (const auto &[kind, rate] : cal.kernels)
     llvm::outs() << llvm::formatv(
         "  {0,-22} {1,10:F3} {2} + {3:F2} us\n", kind,

@@ -32,7 +32,8 @@ namespace mlir::piper {
 constexpr llvm::StringLiteral kTraceKernelsAttrName =
     "piper_plan.trace_kernels";
 
-/// The sorted kinds of every traceable op in the module's functions.
+/// The sorted kinds of every traceable op in the module's private
+/// functions (the bodies launches call).
 std::vector<std::string> collectKernelKinds(ModuleOp module);
 
 /// Sets kTraceKernelsAttrName to every kind of collectKernelKinds.

@@ -55,19 +55,24 @@ using CountedLaunches =
 struct KernelSample {
   CountedOp op;
   double seconds = 0;
+  /// Where it ran: "<rank>:<launch name>", and which run of that launch.
+  std::string launch;
+  int run = 0;
 };
 
 struct Pairing {
   std::vector<KernelSample> samples;
-  /// Per measured launch: its span minus its paired kernel spans (seconds):
-  /// what the lowering adds around the counted ops.
-  std::vector<double> launchResiduals;
+  /// Per launch ("<rank>:<name>") and run: its span minus its paired kernel
+  /// spans (seconds), what the lowering adds around the counted ops.
+  std::map<std::string, std::vector<double>> launchResiduals;
   /// Launch spans used, kernel spans left unpaired (ops the simulator does
   /// not count, such as reshapes: their time stays in the residual), and
   /// counted ops without a span (a plan compiled from another strategy).
   size_t launches = 0, unpairedSpans = 0, missingSpans = 0;
   /// Kernel spans inside no launch span (none when they nest as they must).
   size_t outsideSpans = 0;
+  /// missingSpans by kind.
+  std::map<std::string, size_t> missingKinds;
 };
 
 /// Pairs the kernel spans (category "kernel") inside each launch span
@@ -80,12 +85,15 @@ Pairing pairKernelSpans(const std::vector<TraceEvent> &events,
                         const CountedLaunches &counted, int skipRuns);
 
 /// One rate per kind: ops with matrix FLOPs are timed per FLOP, the others
-/// per byte. Samples of equal work (the same op shape in every layer and
-/// step) are reduced to their median first, so that a preempted run does not
-/// move the fit; then seconds = overhead + work / rate by least squares over
-/// the distinct works, or through the origin when that gives a negative
-/// overhead or slope or there is one distinct work. `*` is every sample per
-/// byte, for kinds the calibrating strategy did not run.
+/// per byte. Per launch, a kind's ops of one run are summed (n ops, work W,
+/// time t) and the fastest run stands for the launch: on a shared machine
+/// preemption only adds time, and a sum does not depend on how the lowering
+/// splits the work among the ops (attention's three vjps are computed by
+/// the first). Then t = n overhead + W / rate by least squares over the
+/// launches, or through the origin (overhead 0, rate = sum W / sum t) when
+/// the launches do not determine both or one comes out negative. `*` is
+/// every kind per byte through the origin, for kinds the calibrating
+/// strategy did not run.
 std::map<std::string, KernelRate>
 fitKernelRates(const std::vector<KernelSample> &samples);
 
@@ -103,6 +111,10 @@ bool parsePingPong(const std::string &text,
 
 /// The median of `values` (0 if empty).
 double median(std::vector<double> values);
+
+/// The launch overhead: per launch its smallest residual over runs, then the
+/// median over launches (0 if none).
+double fitLaunchOverhead(const Pairing &pairing);
 
 } // namespace piper::sim
 

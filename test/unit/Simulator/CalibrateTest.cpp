@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 
 #include <cstdio>
+#include <vector>
 
 using namespace piper::sim;
 
@@ -99,70 +100,80 @@ std::string event(int pid, const std::string &name, const char *cat,
   return text;
 }
 
-// Two ranks of one program, three steps; the launch "F" runs a matmul at
-// two sizes (1 us + flops / 2 GFLOP/s), a softmax (0.5 us + bytes / 4 GB/s)
-// and a reshape the simulator does not count, plus 10 us of glue. Step 0 is
-// 10x slower (warm-up) and must be left out.  A kernel span outside every
-// launch is reported.
+// Two ranks of one program, four steps of two launches. "F" runs a matmul
+// of 2 MFLOP, a reshape the simulator does not count and a softmax; "B"
+// runs two matmuls of 8 MFLOP each. A matmul takes 1 us + flops / 2 GFLOP/s,
+// a softmax 0.5 us + bytes / 4 GB/s, and each launch 10 us of glue. Step 0
+// is 10x slower (warm-up, left out) and rank 0's step 2 3x slower (a
+// preempted run: the fastest run stands for each launch). A kernel span
+// outside every launch is reported.
 TEST(Calibrate, RecoversKnownRatesFromSyntheticTrace) {
-  const double mmFlopsA = 2e6, mmFlopsB = 8e6, smBytes = 4e5;
+  const double flopsA = 2e6, flopsB = 8e6, smBytes = 4e5;
   auto mm = [](double flops) { return 1 + flops / 2e9 * 1e6; }; // us
-  double sm = 0.5 + smBytes / 4e9 * 1e6;
+  const double sm = 0.5 + smBytes / 4e9 * 1e6;
   std::string text = "{\"traceEvents\":[";
   bool first = true;
   auto add = [&](const std::string &e) {
     text += (first ? "" : ",") + e;
     first = false;
   };
+  struct Launch {
+    const char *name;
+    std::vector<std::pair<const char *, double>> kernels; // kind, us
+  } launches[] = {
+      {"F{MB=0}", {{"matmul", mm(flopsA)}, {"reshape", 3}, {"softmax", sm}}},
+      {"B{MB=0}", {{"matmul", mm(flopsB)}, {"matmul", mm(flopsB)}}},
+  };
   for (int rank = 0; rank < 2; ++rank) {
-    double t = 1000 * rank;
-    for (int step = 0; step < 3; ++step) {
-      double slow = step == 0 ? 10 : 1;
-      double kernels[] = {mm(mmFlopsA) * slow, 3 * slow, sm * slow,
-                          mm(mmFlopsB) * slow};
-      const char *names[] = {"matmul", "reshape", "softmax", "matmul"};
-      double total = 10;
-      for (double k : kernels)
-        total += k;
-      add(event(rank, "F{MB=0}", "compute", t, total));
-      double at = t + 5;
-      for (int k = 0; k < 4; ++k) {
-        add(event(rank, names[k], "kernel", at, kernels[k]));
-        at += kernels[k];
+    double t = 10000 * rank;
+    for (int step = 0; step < 4; ++step) {
+      double slow = step == 0 ? 10 : (rank == 0 && step == 2 ? 3 : 1);
+      for (const Launch &launch : launches) {
+        double total = 10 * slow;
+        for (const auto &[kind, us] : launch.kernels)
+          total += us * slow;
+        add(event(rank, launch.name, "compute", t, total));
+        double at = t + 5 * slow;
+        for (const auto &[kind, us] : launch.kernels) {
+          add(event(rank, kind, "kernel", at, us * slow));
+          at += us * slow;
+        }
+        t += total + 50;
       }
-      t += total + 50;
     }
   }
-  // A stray kernel span after the last launch: counted as outside.
-  add(event(0, "matmul", "kernel", 99999, 1));
+  add(event(0, "matmul", "kernel", 1e7, 1));
   text += "]}";
   std::vector<TraceEvent> events;
   std::string error;
   ASSERT_TRUE(parseTraceEvents(text, events, error)) << error;
-  ASSERT_EQ(events.size(), 31u);
+  ASSERT_EQ(events.size(), 2u * 4 * 7 + 1);
 
   CountedLaunches counted;
-  counted[{"p", "F{MB=0}"}] = {{"matmul", mmFlopsA, 0, 1e5},
-                               {"softmax", 0, 1e4, smBytes},
-                               {"matmul", mmFlopsB, 0, 3e5}};
+  counted[{"p", "F{MB=0}"}] = {{"matmul", flopsA, 0, 1e5},
+                               {"softmax", 0, 1e4, smBytes}};
+  counted[{"p", "B{MB=0}"}] = {{"matmul", flopsB, 0, 3e5},
+                               {"matmul", flopsB, 0, 3e5}};
   Pairing pairing = pairKernelSpans(events, {"p", "p"}, counted, 1);
-  EXPECT_EQ(pairing.launches, 4u);
-  EXPECT_EQ(pairing.samples.size(), 12u);
-  EXPECT_EQ(pairing.unpairedSpans, 4u); // the reshapes
+  EXPECT_EQ(pairing.launches, 2u * 2 * 3);
+  EXPECT_EQ(pairing.samples.size(), 2u * 3 * 4);
+  EXPECT_EQ(pairing.unpairedSpans, 2u * 3); // the reshapes
   EXPECT_EQ(pairing.missingSpans, 0u);
   EXPECT_EQ(pairing.outsideSpans, 1u);
-  // The residual: 10 us of glue and the uncounted reshape.
-  EXPECT_NEAR(median(pairing.launchResiduals), 13e-6, 1e-9);
+  // The glue, and F's uncounted reshape: the median over launches of each
+  // launch's fastest residual (10 us for B, 13 us for F on both ranks).
+  EXPECT_NEAR(fitLaunchOverhead(pairing), 11.5e-6, 1e-9);
 
   std::map<std::string, KernelRate> rates = fitKernelRates(pairing.samples);
   ASSERT_TRUE(rates.count("matmul") && rates.count("softmax"));
   EXPECT_TRUE(rates["matmul"].perFlop);
   EXPECT_NEAR(rates["matmul"].rate, 2e9, 2e9 * 1e-3);
   EXPECT_NEAR(rates["matmul"].overhead, 1e-6, 1e-8);
-  // One size: through the origin, so the rate absorbs the overhead.
+  // One launch: through the origin, so the rate absorbs the overhead.
   EXPECT_FALSE(rates["softmax"].perFlop);
   EXPECT_NEAR(rates["softmax"].rate, smBytes / (sm * 1e-6), 1e3);
-  EXPECT_TRUE(rates.count("*"));
+  EXPECT_EQ(rates["*"].overhead, 0);
+  EXPECT_GT(rates["*"].rate, 0);
 }
 
 TEST(Calibrate, FitsLinkAndRejectsBadInput) {
