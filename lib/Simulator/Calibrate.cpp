@@ -127,6 +127,10 @@ Pairing piper::sim::pairKernelSpans(const std::vector<TraceEvent> &events,
       double paired = 0;
       size_t s = 0;
       for (const CountedOp &op : ops->second) {
+        // Ops of other dialects (a step counter's arith.addi) are never
+        // traced: their time stays with the launch.
+        if (op.kind.empty())
+          continue;
         size_t from = s;
         while (s < spans.size() && spans[s]->name != op.kind)
           ++s;
@@ -197,7 +201,8 @@ double workOf(const CountedOp &op, bool perFlop) {
 /// Per launch, the fastest run's sum over `samples` (whose work is by
 /// `perFlop`).
 std::vector<KindPoint>
-launchPoints(const std::vector<const KernelSample *> &samples, bool perFlop) {
+launchPoints(const std::vector<const KernelSample *> &samples, bool perFlop,
+             RunStatistic statistic) {
   std::map<std::string, std::map<int, KindPoint>> runs;
   for (const KernelSample *s : samples) {
     KindPoint &p = runs[s->launch][s->run];
@@ -207,11 +212,16 @@ launchPoints(const std::vector<const KernelSample *> &samples, bool perFlop) {
   }
   std::vector<KindPoint> points;
   for (auto &[launch, byRun] : runs) {
-    const KindPoint *fastest = nullptr;
+    std::vector<const KindPoint *> sorted;
     for (auto &[run, p] : byRun)
-      if (!fastest || p.seconds < fastest->seconds)
-        fastest = &p;
-    points.push_back(*fastest);
+      sorted.push_back(&p);
+    std::sort(sorted.begin(), sorted.end(),
+              [](const KindPoint *a, const KindPoint *b) {
+                return a->seconds < b->seconds;
+              });
+    points.push_back(statistic == RunStatistic::Fastest
+                         ? *sorted.front()
+                         : *sorted[(sorted.size() - 1) / 2]);
   }
   return points;
 }
@@ -219,7 +229,8 @@ launchPoints(const std::vector<const KernelSample *> &samples, bool perFlop) {
 } // namespace
 
 std::map<std::string, KernelRate>
-piper::sim::fitKernelRates(const std::vector<KernelSample> &samples) {
+piper::sim::fitKernelRates(const std::vector<KernelSample> &samples,
+                           RunStatistic statistic) {
   std::map<std::string, std::vector<const KernelSample *>> byKind;
   std::vector<const KernelSample *> all;
   for (const KernelSample &s : samples) {
@@ -230,14 +241,15 @@ piper::sim::fitKernelRates(const std::vector<KernelSample> &samples) {
   for (auto &[kind, list] : byKind) {
     bool perFlop = llvm::any_of(
         list, [](const KernelSample *s) { return s->op.matrixFlops > 0; });
-    KernelRate rate = fitPoints(launchPoints(list, perFlop), perFlop);
+    KernelRate rate =
+        fitPoints(launchPoints(list, perFlop, statistic), perFlop);
     if (rate.rate > 0)
       rates[kind] = rate;
   }
   if (!all.empty()) {
     // Through the origin: one line through every kind would give a
     // meaningless overhead.
-    std::vector<KindPoint> points = launchPoints(all, false);
+    std::vector<KindPoint> points = launchPoints(all, false, statistic);
     KernelRate fallback;
     double sw = 0, st = 0;
     for (const KindPoint &p : points) {
@@ -251,11 +263,15 @@ piper::sim::fitKernelRates(const std::vector<KernelSample> &samples) {
   return rates;
 }
 
-double piper::sim::fitLaunchOverhead(const Pairing &pairing) {
-  std::vector<double> fastest;
+double piper::sim::fitLaunchOverhead(const Pairing &pairing,
+                                     RunStatistic statistic) {
+  std::vector<double> picked;
   for (const auto &[launch, residuals] : pairing.launchResiduals)
-    fastest.push_back(*std::min_element(residuals.begin(), residuals.end()));
-  return std::max(0.0, median(fastest));
+    picked.push_back(
+        statistic == RunStatistic::Fastest
+            ? *std::min_element(residuals.begin(), residuals.end())
+            : median(residuals));
+  return std::max(0.0, median(picked));
 }
 
 bool piper::sim::fitLink(const std::vector<std::pair<double, double>> &points,

@@ -27,6 +27,7 @@
 // cannot be calibrated.
 // RUN: not piper-compile %t/gpt.mlir --directives=%t/pp2.json --trace-kernels --target=cuda -o %t/cuda 2>&1 | FileCheck %s --check-prefix=CUDA
 // RUN: not piper-calibrate %t/gpt.mlir --directives=%t/pp2.json --plan=%t/plain --trace=%t/trace.json -o %t/x.json 2>&1 | FileCheck %s --check-prefix=NOKINDS -DPLAN=%t/plain
+// RUN: not piper-calibrate %t/gpt.mlir --directives=%t/pp2.json --plan=%t/traced --trace=%t/trace.json --statistic=mean -o %t/x.json 2>&1 | FileCheck %s --check-prefix=STAT
 
 // PLAIN-NOT: kernel_kinds
 // KINDS:      "kernel_kinds": [
@@ -50,4 +51,5 @@
 // SIM: step time {{[0-9.]+}} ms
 
 // CUDA: piper-compile: --trace-kernels needs --target=cpu (the CUDA runtime records no kernel spans)
+// STAT: piper-calibrate: unknown --statistic 'mean' (fastest or median)
 // NOKINDS: piper-calibrate: [[PLAN]]/plan.json lists no kernel_kinds: compile the plan with piper-compile --trace-kernels

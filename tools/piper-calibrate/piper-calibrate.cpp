@@ -65,6 +65,12 @@ cl::opt<int> skipSteps("skip-steps",
                        cl::desc("Runs of each launch left out as warm-up "
                                 "(default 1: the first step)"),
                        cl::init(1), cl::cat(category));
+cl::opt<std::string> statistic(
+    "statistic",
+    cl::desc("Which run of each launch the fit uses: fastest (default; the "
+             "undisturbed machine) or median (the machine as loaded during "
+             "the run)"),
+    cl::init("fastest"), cl::cat(category));
 cl::opt<std::string> outputName("o", cl::desc("The calibration file"),
                                 cl::value_desc("CAL.json"), cl::Required,
                                 cl::cat(category));
@@ -124,6 +130,12 @@ countLaunches(MLIRContext &context, const ::piper::plan::Manifest &manifest) {
 
 int run(MLIRContext &context) {
   std::string error;
+  if (statistic != "fastest" && statistic != "median")
+    return fail("unknown --statistic '" + statistic +
+                "' (fastest or median)");
+  sim::RunStatistic pick = statistic == "median"
+                               ? sim::RunStatistic::Median
+                               : sim::RunStatistic::Fastest;
   std::string manifestPath = planDir + "/plan.json";
   std::optional<std::string> manifestText = readText(manifestPath, error);
   if (!manifestText)
@@ -160,8 +172,8 @@ int run(MLIRContext &context) {
                 "programs (was it recorded from PLAN with --trace?)");
 
   sim::Calibration cal;
-  cal.kernels = sim::fitKernelRates(pairing.samples);
-  cal.launchOverhead = sim::fitLaunchOverhead(pairing);
+  cal.kernels = sim::fitKernelRates(pairing.samples, pick);
+  cal.launchOverhead = sim::fitLaunchOverhead(pairing, pick);
   if (!pingPongFile.empty()) {
     std::optional<std::string> text = readText(pingPongFile, error);
     std::vector<std::pair<double, double>> points;

@@ -78,11 +78,17 @@ struct Pairing {
 /// Pairs the kernel spans (category "kernel") inside each launch span
 /// (category "compute") of rank r with the ops counted for
 /// (programOfRank[r], launch name), in order and by kind: a span whose kind
-/// differs from the next counted op's is skipped. The first `skipRuns` runs
-/// of each (rank, launch) are warm-up and left out.
+/// differs from the next counted op's is skipped, and counted ops without a
+/// kind (kernelKindOf's: other dialects) are not looked for. The first
+/// `skipRuns` runs of each (rank, launch) are warm-up and left out.
 Pairing pairKernelSpans(const std::vector<TraceEvent> &events,
                         const std::vector<std::string> &programOfRank,
                         const CountedLaunches &counted, int skipRuns);
+
+/// Which run of a launch stands for it: the fastest (the undisturbed
+/// machine: preemption only adds time) or the median one (the machine as
+/// loaded during the calibrating run).
+enum class RunStatistic { Fastest, Median };
 
 /// One rate per kind: ops with matrix FLOPs are timed per FLOP, the others
 /// per byte. Per launch, a kind's ops of one run are summed (n ops, work W,
@@ -95,7 +101,8 @@ Pairing pairKernelSpans(const std::vector<TraceEvent> &events,
 /// every kind per byte through the origin, for kinds the calibrating
 /// strategy did not run.
 std::map<std::string, KernelRate>
-fitKernelRates(const std::vector<KernelSample> &samples);
+fitKernelRates(const std::vector<KernelSample> &samples,
+               RunStatistic statistic = RunStatistic::Fastest);
 
 /// alpha + bytes / bandwidth through (bytes, seconds) points by least
 /// squares (alpha clamped at 0); false if fewer than two distinct sizes or a
@@ -112,9 +119,10 @@ bool parsePingPong(const std::string &text,
 /// The median of `values` (0 if empty).
 double median(std::vector<double> values);
 
-/// The launch overhead: per launch its smallest residual over runs, then the
-/// median over launches (0 if none).
-double fitLaunchOverhead(const Pairing &pairing);
+/// The launch overhead: per launch its residual of the run `statistic`
+/// picks, then the median over launches (0 if none).
+double fitLaunchOverhead(const Pairing &pairing,
+                         RunStatistic statistic = RunStatistic::Fastest);
 
 } // namespace piper::sim
 
