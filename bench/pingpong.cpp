@@ -16,8 +16,8 @@
 //
 // "seconds" is half the fastest of --iters round trips: on a shared machine
 // preemption only adds time, and piper-calibrate fits kernels from their
-// fastest runs too. Options: --iters=N (default 50), --smoke (5 iterations, sizes up
-// to 64 KiB).
+// fastest runs too. Options: --iters=N (default 50), --smoke (5 iterations,
+// sizes up to 64 KiB).
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,8 +65,9 @@ int main(int argc, char **argv) {
     } else if (a.rfind("--iters=", 0) == 0) {
       iters = std::atol(a.c_str() + 8);
     } else {
-      std::fprintf(stderr, "piper-bench-pingpong: unknown option '%s' "
-                           "(--iters=N, --smoke)\n",
+      std::fprintf(stderr,
+                   "piper-bench-pingpong: unknown option '%s' "
+                   "(--iters=N, --smoke)\n",
                    a.c_str());
       return 2;
     }

@@ -13,8 +13,8 @@
 #include "piper/Compile/FrontHalf.h"
 #include "piper/Compile/GPUTarget.h"
 #include "piper/Compile/LowerProgram.h"
-#include "piper/Conversion/TraceKernels.h"
 #include "piper/Compile/PlanManifest.h"
+#include "piper/Conversion/TraceKernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Threading.h"

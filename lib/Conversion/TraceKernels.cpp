@@ -16,9 +16,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "piper/Conversion/TraceKernels.h"
 #include "piper/Analysis/KernelKind.h"
 #include "piper/Conversion/Passes.h"
-#include "piper/Conversion/TraceKernels.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -63,9 +63,8 @@ func::FuncOp declareHook(ModuleOp module, StringRef name) {
   if (auto fn = module.lookupSymbol<func::FuncOp>(name))
     return fn;
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto fn = func::FuncOp::create(
-      b, module.getLoc(), name,
-      b.getFunctionType({b.getI64Type()}, {}));
+  auto fn = func::FuncOp::create(b, module.getLoc(), name,
+                                 b.getFunctionType({b.getI64Type()}, {}));
   fn.setPrivate();
   return fn;
 }

@@ -84,10 +84,10 @@ bool piper::sim::parseTraceEvents(const std::string &text,
   return true;
 }
 
-Pairing piper::sim::pairKernelSpans(const std::vector<TraceEvent> &events,
-                                    const std::vector<std::string> &programOfRank,
-                                    const CountedLaunches &counted,
-                                    int skipRuns) {
+Pairing
+piper::sim::pairKernelSpans(const std::vector<TraceEvent> &events,
+                            const std::vector<std::string> &programOfRank,
+                            const CountedLaunches &counted, int skipRuns) {
   Pairing out;
   // Per rank, launches and kernels in time order.
   std::map<int, std::vector<const TraceEvent *>> launches, kernels;
@@ -146,8 +146,7 @@ Pairing piper::sim::pairKernelSpans(const std::vector<TraceEvent> &events,
         ++s;
       }
       out.unpairedSpans += spans.size() - s;
-      out.launchResiduals[where].push_back((launch->duration - paired) *
-                                           1e-6);
+      out.launchResiduals[where].push_back((launch->duration - paired) * 1e-6);
     }
     out.outsideSpans += inside.size() - within;
   }
@@ -267,10 +266,9 @@ double piper::sim::fitLaunchOverhead(const Pairing &pairing,
                                      RunStatistic statistic) {
   std::vector<double> picked;
   for (const auto &[launch, residuals] : pairing.launchResiduals)
-    picked.push_back(
-        statistic == RunStatistic::Fastest
-            ? *std::min_element(residuals.begin(), residuals.end())
-            : median(residuals));
+    picked.push_back(statistic == RunStatistic::Fastest
+                         ? *std::min_element(residuals.begin(), residuals.end())
+                         : median(residuals));
   return std::max(0.0, median(picked));
 }
 
@@ -305,7 +303,8 @@ bool piper::sim::parsePingPong(const std::string &text,
     return false;
   for (auto [i, value] : llvm::enumerate(*array)) {
     const json::Object *point = value.getAsObject();
-    std::optional<double> bytes = point ? point->getNumber("bytes") : std::nullopt;
+    std::optional<double> bytes =
+        point ? point->getNumber("bytes") : std::nullopt;
     std::optional<double> seconds =
         point ? point->getNumber("seconds") : std::nullopt;
     if (!bytes || !seconds || *bytes < 0 || *seconds < 0) {

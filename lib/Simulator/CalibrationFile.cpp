@@ -87,7 +87,8 @@ bool parseParameter(Calibration &cal, const std::string &inner, double x,
     return false;
   }
   // Efficiencies in (0, 1], interference in [0, 1), overheads >= 0.
-  bool overhead = inner == "kernel_overhead_us" || inner == "launch_overhead_us";
+  bool overhead =
+      inner == "kernel_overhead_us" || inner == "launch_overhead_us";
   bool ok = overhead                  ? x >= 0
             : inner == "interference" ? x >= 0 && x < 1
                                       : x > 0 && x <= 1;
@@ -255,9 +256,9 @@ std::string piper::sim::renderCalibration(const Calibration &cal) {
   if (cal.interference)
     parameters["interference"] = *cal.interference;
   for (const auto &[kind, rate] : cal.kernels)
-    kernels[kind] = json::Object{
-        {rate.perFlop ? "flops_per_s" : "bytes_per_s", rate.rate},
-        {"overhead_us", us(rate.overhead)}};
+    kernels[kind] =
+        json::Object{{rate.perFlop ? "flops_per_s" : "bytes_per_s", rate.rate},
+                     {"overhead_us", us(rate.overhead)}};
   for (const auto &[axis, link] : cal.links)
     links[axis] = json::Object{{"latency_us", us(link.latency)},
                                {"bandwidth_gbs", link.bandwidth / 1e9}};

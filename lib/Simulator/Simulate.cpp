@@ -244,8 +244,8 @@ void ProblemBuilder::bodySegments(func::FuncOp body,
     launchFlops += count.flops();
     std::string kind = kernelKindOf(op).value_or("");
     if (options.recordKernels)
-      kernels.push_back({currentProgram, currentLaunch, kind,
-                         count.matrixFlops, count.vectorFlops, count.bytes});
+      kernels.push_back({currentProgram, currentLaunch, kind, count.matrixFlops,
+                         count.vectorFlops, count.bytes});
     // Ops of other dialects (a step counter's arith.addi) have no kind and
     // no span: the roofline's (negligible) time.
     const sim::KernelRate *rate = options.calibration && !kind.empty()

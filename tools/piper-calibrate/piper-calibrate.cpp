@@ -29,6 +29,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -36,7 +37,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "mlir/Support/FileUtilities.h"
 
 using namespace mlir;
 using namespace mlir::piper;
@@ -50,9 +50,9 @@ cl::opt<std::string> modelFile(cl::Positional, cl::desc("<model.mlir>"),
 cl::opt<std::string> directives("directives",
                                 cl::desc("The strategy PLAN was compiled with"),
                                 cl::cat(category));
-cl::opt<std::string> planDir("plan",
-                             cl::desc("The plan, compiled with --trace-kernels"),
-                             cl::Required, cl::cat(category));
+cl::opt<std::string>
+    planDir("plan", cl::desc("The plan, compiled with --trace-kernels"),
+            cl::Required, cl::cat(category));
 cl::opt<std::string> traceFile("trace",
                                cl::desc("piper-run --trace of PLAN (one merged "
                                         "file)"),
@@ -117,8 +117,8 @@ countLaunches(MLIRContext &context, const ::piper::plan::Manifest &manifest) {
     return failure();
   SimulateOptions simulate;
   simulate.recordKernels = true;
-  FailureOr<SimulationReport> report = simulatePrograms(
-      *module, simulate, [&] { return module->emitError(); });
+  FailureOr<SimulationReport> report =
+      simulatePrograms(*module, simulate, [&] { return module->emitError(); });
   if (failed(report))
     return failure();
   sim::CountedLaunches counted;
@@ -131,11 +131,9 @@ countLaunches(MLIRContext &context, const ::piper::plan::Manifest &manifest) {
 int run(MLIRContext &context) {
   std::string error;
   if (statistic != "fastest" && statistic != "median")
-    return fail("unknown --statistic '" + statistic +
-                "' (fastest or median)");
-  sim::RunStatistic pick = statistic == "median"
-                               ? sim::RunStatistic::Median
-                               : sim::RunStatistic::Fastest;
+    return fail("unknown --statistic '" + statistic + "' (fastest or median)");
+  sim::RunStatistic pick = statistic == "median" ? sim::RunStatistic::Median
+                                                 : sim::RunStatistic::Fastest;
   std::string manifestPath = planDir + "/plan.json";
   std::optional<std::string> manifestText = readText(manifestPath, error);
   if (!manifestText)
@@ -203,13 +201,12 @@ int run(MLIRContext &context) {
                                   kind);
   for (const auto &[kind, rate] : cal.kernels)
     llvm::outs() << llvm::formatv(
-        "  {0,-22} {1,10:F3} {2} + {3:F2} us\n", kind,
-        rate.rate / 1e9,
+        "  {0,-22} {1,10:F3} {2} + {3:F2} us\n", kind, rate.rate / 1e9,
         rate.perFlop ? "GFLOP/s" : "GB/s   ", rate.overhead * 1e6);
   for (const auto &[axis, link] : cal.links)
-    llvm::outs() << llvm::formatv("  link {0}: {1:F2} us + bytes / {2:F2} GB/s\n",
-                                  axis, link.latency * 1e6,
-                                  link.bandwidth / 1e9);
+    llvm::outs() << llvm::formatv(
+        "  link {0}: {1:F2} us + bytes / {2:F2} GB/s\n", axis,
+        link.latency * 1e6, link.bandwidth / 1e9);
   return 0;
 }
 

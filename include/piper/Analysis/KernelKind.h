@@ -1,4 +1,5 @@
-//===- KernelKind.h - The kind of op a kernel span or rate is for -*- C++ -*-===//
+//===- KernelKind.h - The kind of op a kernel span or rate is for -*- C++
+//-*-===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.

@@ -90,8 +90,8 @@ TEST(CalibrationFile, InvalidKernelsAndLinks) {
 }
 
 /// A Chrome trace event.
-std::string event(int pid, const std::string &name, const char *cat,
-                  double ts, double dur) {
+std::string event(int pid, const std::string &name, const char *cat, double ts,
+                  double dur) {
   char text[256];
   std::snprintf(text, sizeof(text),
                 "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,"
@@ -154,9 +154,8 @@ TEST(Calibrate, RecoversKnownRatesFromSyntheticTrace) {
   counted[{"p", "F{MB=0}"}] = {{"matmul", flopsA, 0, 1e5},
                                {"softmax", 0, 1e4, smBytes}};
   // B also counts an op of another dialect: no kind, never traced.
-  counted[{"p", "B{MB=0}"}] = {{"matmul", flopsB, 0, 3e5},
-                               {"", 0, 1, 16},
-                               {"matmul", flopsB, 0, 3e5}};
+  counted[{"p", "B{MB=0}"}] = {
+      {"matmul", flopsB, 0, 3e5}, {"", 0, 1, 16}, {"matmul", flopsB, 0, 3e5}};
   Pairing pairing = pairKernelSpans(events, {"p", "p"}, counted, 1);
   EXPECT_EQ(pairing.launches, 2u * 2 * 3);
   EXPECT_EQ(pairing.samples.size(), 2u * 3 * 4);
@@ -183,8 +182,7 @@ TEST(Calibrate, RecoversKnownRatesFromSyntheticTrace) {
   std::map<std::string, KernelRate> typical =
       fitKernelRates(pairing.samples, RunStatistic::Median);
   EXPECT_LT(typical["matmul"].rate, 0.8 * 2e9);
-  EXPECT_NEAR(fitLaunchOverhead(pairing, RunStatistic::Median), 21.5e-6,
-              1e-9);
+  EXPECT_NEAR(fitLaunchOverhead(pairing, RunStatistic::Median), 21.5e-6, 1e-9);
 }
 
 TEST(Calibrate, FitsLinkAndRejectsBadInput) {
