@@ -21,7 +21,8 @@ import subprocess
 import sys
 
 TOOLS = ("piper-opt", "piper-gen", "piper-interp", "piper-compile",
-         "piper-run", "piper-directives", "piper-schedule", "piper-ckpt")
+         "piper-run", "piper-directives", "piper-schedule", "piper-ckpt",
+         "piper-calibrate")
 REPO_DIRS = ("examples/", "scripts/", "test/", "bench/", "docs/", "data/",
              "tools/", "lib/", "runtime/", "include/", "python/", "cmake/")
 FENCE = re.compile(r"^\s*```(\w*)")

@@ -41,6 +41,7 @@ tools = ["piper-opt", "not", "count", "split-file"]
 tools += [
     tool
     for tool in [
+        "piper-calibrate",
         "piper-compile",
         "piper-directives",
         "piper-gen",

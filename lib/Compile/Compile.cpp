@@ -15,6 +15,7 @@
 #include "piper/Compile/LowerProgram.h"
 #include "piper/Compile/PlanManifest.h"
 #include "piper/Compile/ShareKernels.h"
+#include "piper/Conversion/TraceKernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Threading.h"
@@ -228,6 +229,8 @@ mlir::piper::compileModel(ModuleOp module, const CompileOptions &options,
     module->setAttr(kClipGradNormAttrName,
                     FloatAttr::get(Float64Type::get(module.getContext()),
                                    options.clipGradNorm));
+  if (options.traceKernels)
+    markKernelTracing(module);
   return modelArgs;
 }
 
@@ -284,6 +287,9 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
                         options.sourceName, options.optimizer);
   if (failed(manifest))
     return failure();
+  if (auto kinds = module->getAttrOfType<ArrayAttr>(kTraceKernelsAttrName))
+    for (auto kind : kinds.getAsRange<StringAttr>())
+      manifest->kernelKinds.push_back(kind.str());
   if (options.gpu) {
     manifest->target = "cuda";
     manifest->gpuArch = options.gpu->chip;

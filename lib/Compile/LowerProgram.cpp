@@ -33,6 +33,7 @@ static void buildLowering(OpPassManager &pm, LoweringDepth depth,
                           const GPUTargetOptions *gpu) {
   if (depth == LoweringDepth::Kernels) {
     pm.addPass(createProgramToFuncPass());
+    pm.addPass(createTraceKernelsPass());
     pm.addPass(createConvertToKernelsPass());
     pm.addPass(createFoldSplatConstantsPass());
   } else if (gpu) {

@@ -236,6 +236,7 @@ void mlir::piper::populateMatmulToBlasPatterns(RewritePatternSet &patterns) {
 void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm,
                                            const HostKernelOptions &host) {
   pm.addPass(createProgramToFuncPass());
+  pm.addPass(createTraceKernelsPass());
   pm.addPass(createConvertToKernelsPass());
   pm.addPass(createFoldSplatConstantsPass());
   pm.addPass(createSymbolDCEPass());

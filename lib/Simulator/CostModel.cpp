@@ -18,10 +18,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "piper/Simulator/CostModel.h"
-#include "FormatNumber.h"
-#include "piper/Limits.h"
-
-#include "llvm/Support/JSON.h"
 
 #include <algorithm>
 #include <cmath>
@@ -124,89 +120,3 @@ CommTime piper::sim::sendTime(double bytes, const LinkSpec &link) {
   return t;
 }
 
-void Calibration::applyTo(CostParameters &params) const {
-  if (computeEfficiency)
-    params.computeEfficiency = *computeEfficiency;
-  if (memoryEfficiency)
-    params.memoryEfficiency = *memoryEfficiency;
-  if (kernelOverhead)
-    params.kernelOverhead = *kernelOverhead;
-  if (interference)
-    params.interference = *interference;
-}
-
-std::optional<Calibration> piper::sim::parseCalibration(const std::string &text,
-                                                        std::string &error) {
-  if (std::optional<std::string> deep = mlir::piper::checkJSONDepth(text)) {
-    error = *deep;
-    return std::nullopt;
-  }
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed) {
-    error = llvm::toString(parsed.takeError());
-    return std::nullopt;
-  }
-  const llvm::json::Object *root = parsed->getAsObject();
-  if (!root) {
-    error = "the top level must be an object";
-    return std::nullopt;
-  }
-  Calibration cal;
-  for (const auto &[key, value] : *root) {
-    std::string name = key.str();
-    const llvm::json::Object *object = value.getAsObject();
-    if (name != "parameters" && name != "launches_us" && name != "comms_us") {
-      error = "unknown key '" + name +
-              "'; expected parameters, launches_us or comms_us";
-      return std::nullopt;
-    }
-    if (!object) {
-      error = "'" + name + "' must be an object";
-      return std::nullopt;
-    }
-    for (const auto &[innerKey, innerValue] : *object) {
-      std::string inner = innerKey.str();
-      std::optional<double> number = innerValue.getAsNumber();
-      if (!number) {
-        error = "'" + name + "." + inner + "' must be a number";
-        return std::nullopt;
-      }
-      if (name == "launches_us") {
-        cal.launches[inner] = *number * 1e-6;
-        continue;
-      }
-      if (name == "comms_us") {
-        cal.comms[inner] = *number * 1e-6;
-        continue;
-      }
-      bool known = inner == "compute_efficiency" ||
-                   inner == "memory_efficiency" ||
-                   inner == "kernel_overhead_us" || inner == "interference";
-      if (!known) {
-        error = "unknown parameter '" + inner +
-                "'; expected compute_efficiency, memory_efficiency, "
-                "kernel_overhead_us or interference";
-        return std::nullopt;
-      }
-      // Efficiencies in (0, 1], interference in [0, 1), overhead >= 0.
-      double x = *number;
-      bool ok = inner == "kernel_overhead_us" ? x >= 0
-                : inner == "interference"     ? x >= 0 && x < 1
-                                              : x > 0 && x <= 1;
-      if (!ok) {
-        error = "'parameters." + inner + "' is out of range (" +
-                formatNumber("%g", x) + ")";
-        return std::nullopt;
-      }
-      if (inner == "compute_efficiency")
-        cal.computeEfficiency = x;
-      else if (inner == "memory_efficiency")
-        cal.memoryEfficiency = x;
-      else if (inner == "kernel_overhead_us")
-        cal.kernelOverhead = x * 1e-6;
-      else
-        cal.interference = x;
-    }
-  }
-  return cal;
-}

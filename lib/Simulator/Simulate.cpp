@@ -19,6 +19,7 @@
 
 #include "piper/Simulator/Simulate.h"
 
+#include "piper/Analysis/KernelKind.h"
 #include "piper/Analysis/LocalSizes.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/MemoryPlan.h"
@@ -87,6 +88,8 @@ public:
   std::vector<double> flops;
   sim::CostParameters params;
   std::optional<sim::Precision> modelPrecision;
+  /// Each counted op of every launch, in body order (recordKernels).
+  std::vector<KernelRecord> kernels;
 
   sim::LinkSpec linkOf(StringRef axis) {
     MeshAxisAttr attr = mesh.getAxis(axis);
@@ -98,6 +101,12 @@ public:
       link.bandwidth = attr.getBandwidth().getValueAsDouble() * 1e9;
     if (attr && attr.getLatency())
       link.latency = attr.getLatency().getValueAsDouble() * 1e-6;
+    // A measured link replaces the mesh's numbers.
+    if (options.calibration)
+      if (const sim::LinkFit *fit = options.calibration->link(axis.str())) {
+        link.latency = fit->latency;
+        link.bandwidth = fit->bandwidth;
+      }
     return link;
   }
 
@@ -160,6 +169,8 @@ private:
         getElementDivisor(value.getType(), type) > 1)
       localTypes[value] = type;
   }
+  /// The program and launch whose body is being costed (KernelRecord).
+  std::string currentProgram, currentLaunch;
   /// The local type of the step argument an input without microbatches
   /// reads.
   void recordInput(ProgramOp program, InputOp input);
@@ -231,9 +242,20 @@ void ProblemBuilder::bodySegments(func::FuncOp body,
     if (!modelPrecision && precision && count.matrixFlops > 0)
       modelPrecision = precision;
     launchFlops += count.flops();
-    compute += sim::kernelTime(
-        count.matrixFlops, count.vectorFlops, count.bytes,
-        precision.value_or(sim::Precision::F32), device, params);
+    std::string kind = kernelKindOf(op).value_or("");
+    if (options.recordKernels)
+      kernels.push_back({currentProgram, currentLaunch, kind, count.matrixFlops,
+                         count.vectorFlops, count.bytes});
+    // Ops of other dialects (a step counter's arith.addi) have no kind and
+    // no span: the roofline's (negligible) time.
+    const sim::KernelRate *rate = options.calibration && !kind.empty()
+                                      ? options.calibration->kernelRate(kind)
+                                      : nullptr;
+    compute += rate ? rate->seconds(count.flops(), count.bytes)
+                    : sim::kernelTime(count.matrixFlops, count.vectorFlops,
+                                      count.bytes,
+                                      precision.value_or(sim::Precision::F32),
+                                      device, params);
   });
 }
 
@@ -279,7 +301,8 @@ void ProblemBuilder::launchSegments(LaunchOp launch, sim::Instr &instr,
   }
   if (!body)
     return;
-  double compute = 0, ignored = 0;
+  double compute = params.launchOverhead, ignored = 0;
+  currentLaunch = launch.getName().str();
   bodySegments(body, instr.segments, compute, ignored, share, &sizes);
   if (compute > 0) {
     sim::Segment seg;
@@ -319,6 +342,7 @@ ProblemBuilder::build(function_ref<InFlightDiagnostic()> emitError) {
   for (auto [p, program] : llvm::enumerate(programs)) {
     sim::Program simProgram;
     simProgram.name = program.getSymName().str();
+    currentProgram = simProgram.name;
     DenseMap<StringAttr, unsigned> streamIndex;
     for (auto name : program.getStreams().getAsRange<StringAttr>()) {
       streamIndex[name] = simProgram.streams.size();
@@ -533,6 +557,7 @@ mlir::piper::simulatePrograms(ModuleOp module, const SimulateOptions &options,
   }
 
   report.problem = std::move(builder.problem);
+  report.kernels = std::move(builder.kernels);
   report.trace = sim::simulate(report.problem);
   if (!report.trace.error.empty())
     return emitError() << report.trace.error;

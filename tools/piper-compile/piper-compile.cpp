@@ -33,6 +33,7 @@
 #include "piper-rt/train.h"
 #include "piper/Compile/Compile.h"
 #include "piper/Conversion/Passes.h"
+#include "piper/Conversion/TraceKernels.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 #include "piper/Dialect/Piper/Transforms/MixedPrecision.h"
 #include "piper/Dialect/Piper/Transforms/PlanAnnotations.h"
@@ -141,6 +142,13 @@ cl::opt<std::string> gpuArch("gpu-arch",
                                       "(default sm_90)"),
                              cl::init("sm_90"), cl::cat(category));
 
+cl::opt<bool> traceKernels(
+    "trace-kernels",
+    cl::desc("Bracket each op of every launched body with a trace span "
+             "named by its kind (matmul, softmax, rmsnorm_vjp, ...), which "
+             "piper-run --trace records inside the launch's span (CPU "
+             "target; docs/Runtime.md)"),
+    cl::init(false), cl::cat(category));
 cl::opt<unsigned> jobs(
     "jobs",
     cl::desc("Programs lowered and emitted at once (default 0: one per core "
@@ -171,6 +179,7 @@ CompileOptions compileOptions() {
   options.optimizer.eps = eps;
   options.optimizer.noDecay = noDecay;
   options.clipGradNorm = clipGradNorm;
+  options.traceKernels = traceKernels;
   if (target == "cuda") {
     options.gpu.emplace();
     options.gpu->chip = gpuArch;
@@ -387,6 +396,11 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
     llvm::errs() << "piper-compile: " << policyError << "\n";
     return failure();
   }
+  if (traceKernels && options.gpu) {
+    llvm::errs() << "piper-compile: --trace-kernels needs --target=cpu (the "
+                    "CUDA runtime records no kernel spans)\n";
+    return failure();
+  }
   if (!(clipGradNorm >= 0.0 && std::isfinite(clipGradNorm))) {
     llvm::errs() << "piper-compile: --clip-grad-norm must be finite and "
                     "non-negative\n";
@@ -397,6 +411,8 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
     (*module)->setAttr(
         kClipGradNormAttrName,
         FloatAttr::get(Float64Type::get(&context), clipGradNorm));
+  if (hasPrograms && traceKernels)
+    markKernelTracing(*module);
   SmallVector<ArgumentInfo> modelArgs;
   if (!hasPrograms && options.directives.empty()) {
     warnUnusedMesh(*module);

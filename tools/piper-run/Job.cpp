@@ -135,6 +135,10 @@ bool Job::openSession(const plan::Manifest &manifest, bool traced,
     error = std::string("--trace: ") + piper_rt_last_error();
     return false;
   }
+  // A plan compiled with --trace-kernels: spans per op inside the launches.
+  std::vector<const char *> kinds = cStrings(manifest.kernelKinds);
+  if (!kinds.empty())
+    piper_plan_session_trace_kernels(session, kinds.size(), kinds.data());
 #else
   (void)traced;
 #endif

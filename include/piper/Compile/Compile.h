@@ -50,6 +50,8 @@ struct CompileOptions {
   /// Compile global gradient-norm clipping in, with this default bound
   /// (piper-run --clip-grad-norm overrides it); 0: no clipping.
   double clipGradNorm = 0.0;
+  /// One trace span per op of each launched body (TraceKernels.h).
+  bool traceKernels = false;
   /// The model file's name, as plan.json records it.
   std::string sourceName;
   /// --target=cuda: the GPU lowering (docs/GPU.md) with these choices;

@@ -406,6 +406,31 @@ def EarlyDeallocPass
   }];
 }
 
+def TraceKernelsPass : Pass<"piper-trace-kernels", "::mlir::ModuleOp"> {
+  let summary = "Bracket each op of the launched bodies with kernel trace hooks";
+  let description = [{
+    Runs after `piper-program-to-func`, on the ops of the private functions
+    (launched bodies and their clones) while they are still piper ops. When
+    the module carries `piper_plan.trace_kernels` (an array of kernel kind
+    names, which `piper-compile --trace-kernels` sets and plan.json lists
+    as `kernel_kinds`), every op whose kind is in the list is bracketed by
+    `piper_trace_kernel_begin(kind)` and `piper_trace_kernel_end(kind)`,
+    `kind` its index in the list; `piper-run --trace` records each pair as a
+    span inside its launch's span. A kind is the op's name without
+    `piper.` (`matmul`, `adamw_update`); a `piper.vjp`'s is its forward op's
+    with `_vjp` (`rmsnorm_vjp`). Without the attribute the pass does
+    nothing, so plans compiled without the flag are unchanged.
+
+    Example: `piper.softmax` in a body with kinds `["matmul", "softmax"]`
+    becomes `call @piper_trace_kernel_begin(%c1)`, the softmax,
+    `call @piper_trace_kernel_end(%c1)`.
+
+    **Options:** none.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def OutlineKernelsPass : Pass<"piper-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Outline linalg ops on buffers, one function per distinct kernel";
   let description = [{

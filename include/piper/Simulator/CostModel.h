@@ -25,7 +25,7 @@
 
 namespace piper::sim {
 
-/// The knobs of the model; a calibration file may set the first four.
+/// The knobs of the model; a calibration file may set any of them.
 struct CostParameters {
   /// Fraction of the FLOP/s peaks kernels reach.
   double computeEfficiency = 0.7;
@@ -35,6 +35,9 @@ struct CostParameters {
   double kernelOverhead = 0;
   /// Compute slowdown while communication runs on the device.
   double interference = 0.05;
+  /// Seconds added per launch (the lowering's copies and fills around a
+  /// body's kernels; 0 unless calibrated).
+  double launchOverhead = 0;
 };
 
 /// Number formats the roofline distinguishes.
@@ -77,29 +80,63 @@ CommTime collectiveTime(const std::string &kind, double bytes,
 /// A point-to-point message over `link`.
 CommTime sendTime(double bytes, const LinkSpec &link);
 
-/// Measured times that override the model (a JSON file):
+/// A kernel kind's fitted rate (piper-calibrate): one op of the kind takes
+/// `overhead + work / rate` seconds, `work` being its FLOPs (matrix and
+/// vector) when `perFlop`, its bytes otherwise.
+struct KernelRate {
+  bool perFlop = false;
+  double rate = 0;     ///< FLOP/s or bytes/s.
+  double overhead = 0; ///< Seconds per op.
+  double seconds(double flops, double bytes) const {
+    return overhead + (perFlop ? flops : bytes) / rate;
+  }
+};
+
+/// A measured link: alpha (seconds per message) and 1 / beta (bytes/s).
+struct LinkFit {
+  double latency = 0;
+  double bandwidth = 0;
+};
+
+/// Measured times and rates that override the model (a JSON file;
+/// docs/Simulator.md, "Calibration", is the schema):
 ///
 ///   {
 ///     "parameters": {"compute_efficiency": 0.6, "memory_efficiency": 0.8,
-///                    "kernel_overhead_us": 4, "interference": 0.1},
+///                    "kernel_overhead_us": 4, "interference": 0.1,
+///                    "launch_overhead_us": 30},
+///     "kernels": {"matmul": {"flops_per_s": 2.5e10, "overhead_us": 3},
+///                 "softmax": {"bytes_per_s": 4e9}, "*": {...}},
+///     "links": {"*": {"latency_us": 2, "bandwidth_gbs": 6}, "pp": {...}},
 ///     "launches_us": {"F{PP=0,MB=0}": 1250, "@step.BW.PP1": 900},
 ///     "comms_us": {"all_reduce": 300, "F{PP=0,MB=0}#0->{pp=1}": 40}
 ///   }
 ///
 /// A launch is looked up by task name, then by body (`@callee`); a send or
-/// collective by name, then by kind (`send`, `all_reduce`, ...).
+/// collective by name, then by kind (`send`, `all_reduce`, ...); an op by
+/// its kernel kind (piper/Analysis/KernelKind.h), then `*`; a mesh axis's
+/// link by the axis name, then `*`.
 struct Calibration {
   std::optional<double> computeEfficiency, memoryEfficiency, kernelOverhead,
-      interference;
+      interference, launchOverhead;
   std::map<std::string, double> launches, comms; ///< Seconds.
-
+  std::map<std::string, KernelRate> kernels;
+  std::map<std::string, LinkFit> links;
   void applyTo(CostParameters &params) const;
+  /// The rate of `kind`, else of `*`, else null.
+  const KernelRate *kernelRate(const std::string &kind) const;
+  /// The link of mesh axis `axis`, else of `*`, else null.
+  const LinkFit *link(const std::string &axis) const;
 };
 
 /// Parses a calibration file's text; on failure returns the reason (the
 /// JSON error with its position, or the offending key).
 std::optional<Calibration> parseCalibration(const std::string &text,
                                             std::string &error);
+
+/// The file's text for `cal` (what piper-calibrate writes; parses back to
+/// the same values).
+std::string renderCalibration(const Calibration &cal);
 
 } // namespace piper::sim
 

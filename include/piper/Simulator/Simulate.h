@@ -44,6 +44,16 @@ struct SimulateOptions {
   sim::CostParameters params;
   /// Measured times (see sim::Calibration); applied over `params`.
   std::optional<sim::Calibration> calibration;
+  /// Fill SimulationReport::kernels (piper-calibrate pairs them with the
+  /// measured kernel spans).
+  bool recordKernels = false;
+};
+
+/// One counted op of a launch's body as the cost model saw it: one device's
+/// share (LocalSizes) of its FLOPs and bytes. `kind` is kernelKindOf's.
+struct KernelRecord {
+  std::string program, launch, kind;
+  double matrixFlops = 0, vectorFlops = 0, bytes = 0;
 };
 
 /// One program (one device standing for its replicas).
@@ -74,6 +84,9 @@ struct SimulationReport {
   double memoryCapacity = 0;
   sim::Problem problem;
   sim::Trace trace;
+  /// With SimulateOptions::recordKernels: every launch's ops in body order,
+  /// launches in program order (one program, one entry per launch).
+  std::vector<KernelRecord> kernels;
 };
 
 /// Simulates the programs of `module`. Errors (no programs, an unknown

@@ -102,6 +102,11 @@ public:
     programStreams = names;
   }
   bool traceLaunches(const std::vector<std::string> &names) override;
+  void traceKernels(const std::vector<std::string> &names) override {
+    kernelNames = names;
+  }
+  void traceKernelBegin(int64_t kind) override;
+  void traceKernelEnd(int64_t kind) override;
   void finishStep() override;
   int member(int64_t comm) override;
   bool move(void *data, size_t count, piper_rt_dtype dtype, int from, int to,
@@ -139,6 +144,8 @@ private:
   piper_rt_stream computeStream = nullptr;
   std::vector<std::string> launchNames;
   double spanStart = 0;
+  std::vector<std::string> kernelNames;
+  double kernelStart = 0;
 
   void failPeer(const char *what, int64_t peer, int64_t tag) {
     errors.set(std::string(what) + " (peer rank " + std::to_string(peer) +
@@ -514,6 +521,24 @@ void MPIBackend::traceEnd(int64_t launch) {
           ? launchNames[launch].c_str()
           : "launch";
   piper_rt_trace_span(computeStream, name, "compute", spanStart, end);
+}
+
+// Kernels do not nest (each brackets one op of a body), so one start time
+// serves; a kind outside the list is a plan/manifest mismatch and records
+// nothing rather than a misnamed span.
+void MPIBackend::traceKernelBegin(int64_t) {
+  if (computeStream && !kernelNames.empty())
+    piper_rt_time(context, &kernelStart);
+}
+
+void MPIBackend::traceKernelEnd(int64_t kind) {
+  if (!computeStream || kind < 0 ||
+      static_cast<size_t>(kind) >= kernelNames.size())
+    return;
+  double end = 0;
+  piper_rt_time(context, &end);
+  piper_rt_trace_span(computeStream, kernelNames[kind].c_str(), "kernel",
+                      kernelStart, end);
 }
 
 } // namespace

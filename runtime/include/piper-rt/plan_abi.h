@@ -134,6 +134,12 @@ void _mlir_memref_to_llvm_free(void *pointer);
 // program, so pairs do not interleave.
 void piper_trace_begin(int64_t launch);
 void piper_trace_end(int64_t launch);
+// A plan compiled with piper-compile --trace-kernels also brackets each op
+// of a launched body by these, with the op kind's index in the manifest's
+// kernel_kinds; with kernel tracing on (piper_plan_session_trace_kernels)
+// each pair records a span named by the kind, inside its launch's span.
+void piper_trace_kernel_begin(int64_t kind);
+void piper_trace_kernel_end(int64_t kind);
 
 // Point to point, <t> in f32, f64, i64:
 //   void piper_comm_send_<t>(int64_t rank, void *desc, int64_t peer_offset,
@@ -301,6 +307,11 @@ piper_rt_status piper_plan_session_set_streams(piper_plan_session session,
 piper_rt_status piper_plan_session_trace_launches(piper_plan_session session,
                                                   size_t count,
                                                   const char *const *names);
+/// Turns kernel tracing on (after piper_plan_session_trace_launches): spans
+/// named `names[kind]`, category "kernel", on the same "compute" stream.
+piper_rt_status piper_plan_session_trace_kernels(piper_plan_session session,
+                                                 size_t count,
+                                                 const char *const *names);
 /// The end of a step: completes every collective and send of the step and
 /// frees their staging. Fails with the step's first error (a call's or the
 /// wait's), then clears it.

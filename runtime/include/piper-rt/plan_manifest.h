@@ -203,6 +203,9 @@ struct Manifest {
   /// docs/GPU.md).
   std::string target = "cpu", gpuArch;
   std::vector<Communicator> communicators;
+  /// The kernel kinds piper_trace_kernel_begin/end index (piper-compile
+  /// --trace-kernels); empty, and absent from plan.json, otherwise.
+  std::vector<std::string> kernelKinds;
 
   bool operator==(const Manifest &o) const;
 

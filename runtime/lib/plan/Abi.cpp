@@ -114,6 +114,16 @@ PIPER_PLAN_EXPORT void piper_trace_end(int64_t launch) {
     b->traceEnd(launch);
 }
 
+PIPER_PLAN_EXPORT void piper_trace_kernel_begin(int64_t kind) {
+  if (Backend *b = active("piper_trace_kernel_begin").backend.get())
+    b->traceKernelBegin(kind);
+}
+
+PIPER_PLAN_EXPORT void piper_trace_kernel_end(int64_t kind) {
+  if (Backend *b = active("piper_trace_kernel_end").backend.get())
+    b->traceKernelEnd(kind);
+}
+
 #define PIPER_PLAN_P2P(T, ELEMENT)                                             \
   PIPER_PLAN_EXPORT void piper_comm_send_##T(int64_t rank, void *desc,         \
                                              int64_t peer, int64_t tag) {      \
@@ -335,6 +345,15 @@ PIPER_PLAN_EXPORT piper_rt_status piper_plan_session_trace_launches(
   return session->backend->traceLaunches(names(count, list))
              ? PIPER_RT_OK
              : piper_rt_last_status();
+}
+
+PIPER_PLAN_EXPORT piper_rt_status piper_plan_session_trace_kernels(
+    piper_plan_session session, size_t count, const char *const *list) {
+  PIPER_PLAN_CHECK_SESSION(session);
+  if (!session->backend)
+    return noRuntime(__func__);
+  session->backend->traceKernels(names(count, list));
+  return PIPER_RT_OK;
 }
 
 PIPER_PLAN_EXPORT piper_rt_status

@@ -73,12 +73,20 @@ public:
   virtual void syncAll() = 0;
   virtual void traceBegin(int64_t launch) = 0;
   virtual void traceEnd(int64_t launch) = 0;
+  /// Kernel spans (piper-compile --trace-kernels); a backend that does not
+  /// record them ignores the calls.
+  virtual void traceKernelBegin(int64_t kind) { (void)kind; }
+  virtual void traceKernelEnd(int64_t kind) { (void)kind; }
 
   // Part 2: false with piper_rt's last error set.
   virtual bool addCommunicator(const std::vector<std::string> &axes,
                                const std::string &stream) = 0;
   virtual void setStreams(const std::vector<std::string> &names) = 0;
   virtual bool traceLaunches(const std::vector<std::string> &names) = 0;
+  /// The names of kernel kinds; spans only after traceLaunches succeeded.
+  virtual void traceKernels(const std::vector<std::string> &names) {
+    (void)names;
+  }
   /// Completes the step's operations; errors go to `errors`.
   virtual void finishStep() = 0;
   virtual int member(int64_t comm) = 0;

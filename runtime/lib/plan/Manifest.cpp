@@ -200,7 +200,7 @@ bool Manifest::operator==(const Manifest &o) const {
          optimizer == o.optimizer && arguments == o.arguments &&
          results == o.results && roles == o.roles && batchAxes == o.batchAxes &&
          communicators == o.communicators && target == o.target &&
-         gpuArch == o.gpuArch;
+         gpuArch == o.gpuArch && kernelKinds == o.kernelKinds;
 }
 
 bool Manifest::rolesOfRanks(std::vector<const Role *> &out,

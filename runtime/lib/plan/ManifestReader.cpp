@@ -244,7 +244,8 @@ bool Reader::manifest(const Value &v, Manifest &m) {
       !optional(v, root, "batch_axes", m.batchAxes) ||
       !optional(v, root, "source", m.source) ||
       !optional(v, root, "target", m.target) ||
-      !optional(v, root, "gpu_arch", m.gpuArch))
+      !optional(v, root, "gpu_arch", m.gpuArch) ||
+      !optional(v, root, "kernel_kinds", m.kernelKinds))
     return false;
   if (const Value *c = v.get("communicators");
       c && !objects(v, root, "communicators", m.communicators,

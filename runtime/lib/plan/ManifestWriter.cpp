@@ -110,6 +110,9 @@ std::string piper::plan::writeManifest(const Manifest &m) {
     o.emplace_back("target", m.target);
     o.emplace_back("gpu_arch", m.gpuArch);
   }
+  // Absent unless traced, for the same reason.
+  if (!m.kernelKinds.empty())
+    o.emplace_back("kernel_kinds", strings(m.kernelKinds));
   if (m.optimizer) {
     Object opt{{"kind", m.optimizer->kind}, {"lr", m.optimizer->lr}};
     if (m.optimizer->clipGradNorm > 0)

@@ -79,8 +79,8 @@ TEST(Calibration, ParsesAndReportsErrors) {
 
   EXPECT_FALSE(parseCalibration(R"({"launches": {}})", error));
   EXPECT_EQ(error,
-            "unknown key 'launches'; expected parameters, launches_us or "
-            "comms_us");
+            "unknown key 'launches'; expected parameters, kernels, links, "
+            "launches_us or comms_us");
   EXPECT_FALSE(parseCalibration(R"({"comms_us": {"send": "fast"}})", error));
   EXPECT_EQ(error, "'comms_us.send' must be a number");
   EXPECT_FALSE(
@@ -88,7 +88,8 @@ TEST(Calibration, ParsesAndReportsErrors) {
   EXPECT_EQ(error, "'parameters.compute_efficiency' is out of range (2)");
   EXPECT_FALSE(parseCalibration(R"({"parameters": {"speed": 2}})", error));
   EXPECT_EQ(error, "unknown parameter 'speed'; expected compute_efficiency, "
-                   "memory_efficiency, kernel_overhead_us or interference");
+                   "memory_efficiency, kernel_overhead_us, launch_overhead_us "
+                   "or interference");
   EXPECT_FALSE(parseCalibration("[1,", error));
   EXPECT_FALSE(error.empty());
 }

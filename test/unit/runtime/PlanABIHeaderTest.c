@@ -23,6 +23,8 @@ int piperPlanTestCountSymbols(void) {
       (void (*)(void))_mlir_memref_to_llvm_free,
       (void (*)(void))piper_trace_begin,
       (void (*)(void))piper_trace_end,
+      (void (*)(void))piper_trace_kernel_begin,
+      (void (*)(void))piper_trace_kernel_end,
       (void (*)(void))piper_comm_send_f32,
       (void (*)(void))piper_comm_send_f64,
       (void (*)(void))piper_comm_send_i64,

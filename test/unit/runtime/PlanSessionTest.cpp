@@ -211,6 +211,6 @@ extern "C" int piperPlanTestCountSymbols(void);
 
 namespace {
 TEST(PlanABI, EverySymbolIsDefinedWithCLinkage) {
-  EXPECT_EQ(piperPlanTestCountSymbols(), 26);
+  EXPECT_EQ(piperPlanTestCountSymbols(), 28);
 }
 } // namespace
