@@ -14,9 +14,11 @@
 #include "piper/Compile/GPUTarget.h"
 #include "piper/Compile/LowerProgram.h"
 #include "piper/Compile/PlanManifest.h"
+#include "piper/Dialect/Piper/Transforms/EvalPrograms.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Threading.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -61,8 +63,10 @@ forEachLoweredProgram(ModuleOp module, LoweringDepth depth, TimingScope &timing,
   // Cloned here, on one thread, from the module all programs share.
   TimingScope cloneTiming = timing.nest("clone the programs");
   SmallVector<OwningOpRef<ModuleOp>> clones;
+  // An evaluation program is lowered with its training program.
   for (ProgramOp program : module.getOps<ProgramOp>())
-    clones.push_back(cloneProgram(module, program.getSymName()));
+    if (!isEvalProgram(program))
+      clones.push_back(cloneProgram(module, program.getSymName()));
   cloneTiming.stop();
   return failableParallelForEachN(context, 0, clones.size(), [&](size_t i) {
     OwningOpRef<ModuleOp> clone = std::move(clones[i]);
@@ -94,6 +98,27 @@ LogicalResult emitProgramObject(ModuleOp lowered, StringRef name,
   }
   llvm::sys::fs::remove(object);
   return success();
+}
+
+/// Adds the evaluation programs (EvalPrograms.h) and checks them as one
+/// step, alone: matched transfers and collectives, no deadlock. Then the
+/// sampling programs, the same with the logits, when the model has them
+/// (plan.json lists a "sample" entry only then).
+LogicalResult addVerifiedEvalPrograms(ModuleOp module, TimingScope &timing) {
+  TimingScope evalTiming = timing.nest("derive the evaluation programs");
+  FailureOr<SmallVector<ProgramOp>> evals = addEvalPrograms(module);
+  if (failed(evals))
+    return failure();
+  std::string whyNot;
+  (void)addSamplePrograms(module, *evals, whyNot);
+  OwningOpRef<ModuleOp> evalOnly = module.clone();
+  for (ProgramOp program :
+       llvm::make_early_inc_range(evalOnly->getOps<ProgramOp>()))
+    if (!isEvalProgram(program))
+      program.erase();
+  PassManager pm(module.getContext());
+  pm.addPass(createPiperVerifyPrograms());
+  return pm.run(*evalOnly);
 }
 
 /// Records each role's object size and checksum in `manifest`, which
@@ -191,7 +216,12 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
                  << ec.message() << "\n";
     return failure();
   }
-  SmallVector<ProgramOp> programs(module.getOps<ProgramOp>());
+  if (failed(addVerifiedEvalPrograms(module, timing)))
+    return failure();
+  SmallVector<ProgramOp> programs;
+  for (ProgramOp program : module.getOps<ProgramOp>())
+    if (!isEvalProgram(program))
+      programs.push_back(program);
   FailureOr<::piper::plan::Manifest> manifest =
       buildPlanManifest(module, programs, modelArgs, communicators,
                         options.sourceName, options.optimizer);
