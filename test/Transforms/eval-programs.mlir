@@ -86,12 +86,15 @@ func.func @step(%x: tensor<4xf32>) -> tensor<f32> {
 func.func private @loss(tensor<4xf32>) -> tensor<f32>
 
 // CHECK-LABEL: piper.program @a.eval
-// CHECK: piper.comm "ar0" all_reduce
-// CHECK-NOT: "ar1"
-// CHECK: piper.program @b.eval
-// CHECK: piper.comm "ar0" all_reduce
+// CHECK-NEXT: piper.input 0
+// CHECK-NEXT: piper.comm "ar0" all_reduce
+// CHECK-NEXT: }
+// CHECK-LABEL: piper.program @b.eval
+// CHECK-NEXT: piper.input 0
+// CHECK-NEXT: piper.comm "ar0" all_reduce
 // CHECK-NEXT: piper.launch "L"
 // CHECK-NEXT: piper.output 0
+// CHECK-NEXT: }
 
 piper.program @a role {pp = 0} of @mesh step @step streams ["compute", "g"] {
   %x = piper.input 0 : tensor<4xf32>

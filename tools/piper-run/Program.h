@@ -77,16 +77,16 @@ struct Program {
       return false;
     }
     // The evaluation and sampling entries, in the same object.
-    for (auto [entry, fn] : {std::pair{&role.eval, &evalEntry},
-                             std::pair{&role.sample, &sampleEntry}}) {
-      if (!*entry)
+    for (auto [described, fn] : {std::pair{&role.eval, &evalEntry},
+                                 std::pair{&role.sample, &sampleEntry}}) {
+      if (!*described)
         continue;
       *fn = reinterpret_cast<void (*)(void **)>(
-          dlsym(handle, (*entry)->entry.c_str()));
+          dlsym(handle, (*described)->entry.c_str()));
       Dl_info info;
       if (!*fn || !dladdr(reinterpret_cast<void *>(*fn), &info) ||
           info.dli_fbase != signatureInfo.dli_fbase) {
-        error = path + " has no entry point '" + (*entry)->entry + "'";
+        error = path + " has no entry point '" + (*described)->entry + "'";
         return false;
       }
     }

@@ -10,6 +10,8 @@
 
 #include "Hyperparameters.h"
 
+#include "piper-rt/plan_abi.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>

@@ -67,7 +67,12 @@ LogicalResult markNeeded(ArrayRef<ProgramOp> programs,
   for (ProgramOp program : programs) {
     std::map<std::pair<std::string, std::string>, int64_t> counts;
     for (Operation &op : program.getBody().front()) {
-      if (auto comm = dyn_cast<CommOp>(op)) {
+      // Over axes the role does not name, the members are this program's
+      // replicas, which run the same instructions.
+      auto comm = dyn_cast<CommOp>(op);
+      if (comm && llvm::any_of(comm.getAxes(), [&](Attribute axis) {
+            return program.getRole().contains(cast<StringAttr>(axis));
+          })) {
         CommPosition position = commPosition(comm, counts);
         positions[&op] = position;
         members[position].push_back(&op);
@@ -84,7 +89,7 @@ LogicalResult markNeeded(ArrayRef<ProgramOp> programs,
     }
   }
   if (worklist.empty() && !programs.empty())
-    return programs.front().emitError()
+    return ProgramOp(programs.front()).emitError()
            << "no program outputs the loss (step result " << kLossResult
            << "); there is nothing to evaluate";
   while (!worklist.empty()) {
@@ -142,10 +147,9 @@ ProgramOp buildEvalProgram(ProgramOp training,
       recv.setPeerAttr(peer(recv.getPeer()));
   }
   // Users before producers: an instruction left out has no user kept.
-  for (auto [copy, original] :
-       llvm::reverse(llvm::zip_equal(copies, originals)))
-    if (!keep.contains(original))
-      copy->erase();
+  for (size_t i = copies.size(); i-- > 0;)
+    if (!keep.contains(originals[i]))
+      copies[i]->erase();
   return eval;
 }
 
