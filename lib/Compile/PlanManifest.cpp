@@ -118,8 +118,8 @@ plan::EvalEntry evalEntry(ProgramOp eval, unsigned numResults) {
     if (output.getIndex() >= numResults) {
       auto type = cast<RankedTensorType>(output.getValue().getType());
       entry.logitsShape.assign(type.getShape().begin(), type.getShape().end());
-      entry.logitsDtype = type.getElementType().isF32() ? plan::DType::F32
-                                                        : plan::DType::F64;
+      entry.logitsDtype =
+          type.getElementType().isF32() ? plan::DType::F32 : plan::DType::F64;
     }
   return entry;
 }

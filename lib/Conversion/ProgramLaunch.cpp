@@ -54,7 +54,7 @@ struct LaunchPattern : ProgramOpPattern<LaunchOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = launch.getLoc();
     Value id = i64Constant(rewriter, loc,
-                            launchTraceIndex(launch, lowering.launchIndex++));
+                           launchTraceIndex(launch, lowering.launchIndex++));
     callShim(rewriter, loc, lowering.module, "piper_trace_begin", {}, {}, {id});
     FailureOr<SmallVector<Value>> results =
         lowerCall(launch, adaptor.getInputs(), rewriter);

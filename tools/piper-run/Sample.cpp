@@ -84,8 +84,8 @@ int64_t pickByte(const std::vector<double> &row, double temperature,
 
 bool piper::run::checkSampleFlags(const plan::Manifest &manifest,
                                   std::string &error) {
-  if (sampleBytes < 0 || sampleBytes > 1000000 ||
-      !(sampleTemperature >= 0) || !std::isfinite(sampleTemperature)) {
+  if (sampleBytes < 0 || sampleBytes > 1000000 || !(sampleTemperature >= 0) ||
+      !std::isfinite(sampleTemperature)) {
     error = "--sample must be in [0, 1000000] and --temperature finite and "
             ">= 0";
     return false;
@@ -115,8 +115,8 @@ bool piper::run::checkSampleFlags(const plan::Manifest &manifest,
   return true;
 }
 
-bool piper::run::sampleText(StepContext &step, uint64_t seed,
-                            std::string &text, std::string &error) {
+bool piper::run::sampleText(StepContext &step, uint64_t seed, std::string &text,
+                            std::string &error) {
   const plan::Manifest &manifest = step.manifest;
   const plan::Mesh &mesh = manifest.mesh;
   const plan::Tensor &tokens = *tokensArgument(manifest);

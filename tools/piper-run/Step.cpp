@@ -81,15 +81,16 @@ bool piper::run::runStepProgram(StepContext &step, DataFeeder &data,
     return false;
   // The evaluation entry reads and writes subsets of the role's tensors.
   const plan::Role &role = step.role;
-  if (!callEntry(step, forwardOnly ? step.program.evalEntry : step.program.entry,
+  if (!callEntry(step,
+                 forwardOnly ? step.program.evalEntry : step.program.entry,
                  forwardOnly ? role.eval->inputs : role.inputs,
-                 forwardOnly ? role.eval->outputs : role.outputs, nullptr,
-                 what, seconds, error))
+                 forwardOnly ? role.eval->outputs : role.outputs, nullptr, what,
+                 seconds, error))
     return false;
   loss = step.results[0].info ? step.results[0].floatAt(0) : 0.0;
   if (!step.job.meanLoss(step.lossRanks, loss, error)) {
-    error = "rank " + std::to_string(step.job.rank) + ": " + what + ": " +
-            error;
+    error =
+        "rank " + std::to_string(step.job.rank) + ": " + what + ": " + error;
     return false;
   }
   return true;

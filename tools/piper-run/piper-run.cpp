@@ -390,9 +390,9 @@ int main(int argc, char **argv) {
                     results[j].bytes());
     bool evalNow = evaluateAfter(s, steps);
     double evalLoss = 0, evalSeconds = 0;
-    if (evalNow && !evaluateHeldOut(stepContext, *evalFeeder, evalBatches,
-                                    evalProgram == "step", evalLoss,
-                                    evalSeconds, error))
+    if (evalNow &&
+        !evaluateHeldOut(stepContext, *evalFeeder, evalBatches,
+                         evalProgram == "step", evalLoss, evalSeconds, error))
       return fail(error);
     if (evalNow && job.rank == 0) {
       std::string line;

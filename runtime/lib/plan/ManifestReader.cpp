@@ -211,8 +211,8 @@ bool Reader::role(const Value &v, const std::string &path, Role &r) {
          evalEntry(v, path, "sample", r.sample);
 }
 
-bool Reader::evalEntry(const Value &v, const std::string &path,
-                       const char *key, std::optional<EvalEntry> &out) {
+bool Reader::evalEntry(const Value &v, const std::string &path, const char *key,
+                       std::optional<EvalEntry> &out) {
   const Value *e = v.get(key);
   if (!e || e->isNull())
     return true;
@@ -228,8 +228,7 @@ bool Reader::evalEntry(const Value &v, const std::string &path,
         !field(*logits, at + ".logits", "dtype", dtype) ||
         !field(*logits, at + ".logits", "shape", eval.logitsShape))
       return false;
-    if (!parseDType(dtype, eval.logitsDtype) ||
-        eval.logitsDtype == DType::I64)
+    if (!parseDType(dtype, eval.logitsDtype) || eval.logitsDtype == DType::I64)
       return fail(at + ".logits.dtype", "unsupported dtype (f32 or f64)");
     if (eval.logitsShape.size() != 2 || eval.logitsShape[0] < 1 ||
         eval.logitsShape[1] < 1 ||

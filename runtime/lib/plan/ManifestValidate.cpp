@@ -335,8 +335,8 @@ std::string piper::plan::roleSignature(const Manifest &m, const Role &role) {
     for (size_t n = 0; n < e->outputs.size(); ++n)
       s += (n ? " " : "") + tensor(m.results[e->outputs[n]]);
     if (!e->logitsShape.empty()) {
-      s += std::string(e->outputs.empty() ? "" : " ") + "logits:" +
-           dtypeName(e->logitsDtype) + "[";
+      s += std::string(e->outputs.empty() ? "" : " ") +
+           "logits:" + dtypeName(e->logitsDtype) + "[";
       for (size_t d = 0; d < e->logitsShape.size(); ++d)
         s += (d ? "," : "") + std::to_string(e->logitsShape[d]);
       s += "]";

@@ -42,9 +42,9 @@ using CommPosition = std::tuple<std::string, std::string, int64_t>;
 
 /// The communicator and position of `comm` (the k-th of its communicator
 /// in program order).
-CommPosition commPosition(CommOp comm,
-                          std::map<std::pair<std::string, std::string>,
-                                   int64_t> &counts) {
+CommPosition
+commPosition(CommOp comm,
+             std::map<std::pair<std::string, std::string>, int64_t> &counts) {
   std::string axes;
   for (Attribute axis : comm.getAxes())
     axes += cast<StringAttr>(axis).str() + ",";
@@ -108,10 +108,9 @@ LogicalResult markNeeded(ArrayRef<ProgramOp> programs,
     auto it = sends.find({recv.getPeer().str(), self.getSymName().str(),
                           static_cast<int64_t>(recv.getTag())});
     if (it == sends.end())
-      return recv.emitError()
-             << "the loss needs recv '" << recv.getName() << "' (from @"
-             << recv.getPeer() << ", tag " << recv.getTag()
-             << "), which no send matches";
+      return recv.emitError() << "the loss needs recv '" << recv.getName()
+                              << "' (from @" << recv.getPeer() << ", tag "
+                              << recv.getTag() << "), which no send matches";
     worklist.push_back(it->second);
   }
   return success();
@@ -174,7 +173,8 @@ struct PiperEvalProgramsPass
 
 } // namespace
 
-FailureOr<SmallVector<ProgramOp>> mlir::piper::addEvalPrograms(ModuleOp module) {
+FailureOr<SmallVector<ProgramOp>>
+mlir::piper::addEvalPrograms(ModuleOp module) {
   SmallVector<ProgramOp> programs(module.getOps<ProgramOp>());
   for (ProgramOp program : programs)
     if (isEvalProgram(program))

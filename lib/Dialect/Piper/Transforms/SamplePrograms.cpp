@@ -146,11 +146,9 @@ bool mlir::piper::addSamplePrograms(ModuleOp module, ArrayRef<ProgramOp> evals,
         continue;
       // The copy's value at the same place as `logits` in `eval`.
       auto launch = cast<OpResult>(logits);
-      unsigned position =
-          std::distance(eval.getBody().front().begin(),
-                        launch.getOwner()->getIterator());
-      Operation *copy =
-          &*std::next(sample.getBody().front().begin(), position);
+      unsigned position = std::distance(eval.getBody().front().begin(),
+                                        launch.getOwner()->getIterator());
+      Operation *copy = &*std::next(sample.getBody().front().begin(), position);
       OpBuilder b = OpBuilder::atBlockEnd(&sample.getBody().front());
       OutputOp::create(b, copy->getLoc(),
                        b.getI64IntegerAttr(step.getNumResults()),

@@ -1,4 +1,4 @@
-//===- EvalPrograms.h - Forward-only programs from training ones -*- C++ -*-===//
+//===- EvalPrograms.h - Forward-only evaluation programs --------*- C++ -*-===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
