@@ -68,6 +68,13 @@
 // RUN: %mpiexec -np 2 piper-run %t/1f1b.plan $(cat %t/sample.flags) --temperature=0.8 --seed=7 > %t/1f1b.warm
 // RUN: diff %t/warm.ref %t/1f1b.warm
 
+// Bidirectional DualPipe: microbatch 0's last stage, and the logits, on
+// rank 1 (rank 0 computes microbatches 2 and 3's).
+// RUN: piper-gen --model=gpt --config=tiny-gpt --vocab=256 --seq=16 --dtype=f64 --pp=2 --mesh=pp=2 --batch=1 -o %t/dualpipe.mlir
+// RUN: piper-compile %t/dualpipe.mlir --directives=%S/../../examples/strategies/tiny-gpt-dualpipe-pp2.json -o %t/dualpipe.plan
+// RUN: %mpiexec -np 2 piper-run %t/dualpipe.plan --steps=0 --sample=40 --prompt=Shall --temperature=0 > %t/dualpipe.init
+// RUN: diff %t/init.ref %t/dualpipe.init
+
 // Flag errors, a model without byte logits, and a plan without a sampling
 // entry (a recomputed forward returns no logits).
 // RUN: not piper-run %t/serial.plan --prompt=x 2>&1 | FileCheck %s --check-prefix=NOSAMPLE
