@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Trains a byte-level GPT on the fortunes corpus (scripts/make-corpus) on 4
 # MPI ranks, PP2 x DP2 (1F1B, 4 microbatches, ZeRO-1), with warmup + cosine
-# learning rate and gradient clipping, evaluating on the held-out text, then
-# samples text from the trained parameters and writes the loss curve.
+# learning rate and gradient clipping, evaluating on the held-out text (the
+# plan's forward-only evaluation entry), then samples text from the trained
+# parameters through the plan and writes the loss curve.
 #
 #   bench/train-lm.sh [STEPS] [SIZE]     SIZE: small (default, ~0.9M
 #                                        parameters) or 10m (~8.5M)
@@ -54,11 +55,9 @@ $MPI $B/piper-run "$OUT/lm.plan" --steps="$STEPS" $SCHED \
   --log="$OUT/train.jsonl" --plot="$OUT/loss.svg" \
   --save="$OUT/ckpt" --save-every=$((STEPS / 4 > 0 ? STEPS / 4 : 1)) --keep=1 \
   --params-out="$OUT/params.txt" | grep -E '^eval|00 loss' || true
-echo "== a sample from the trained model (serial interpreter, the same weights)"
-# One sequence: sampling reads row 0 only, so a batch of 1 costs 1/16th.
-$B/piper-gen --model=gpt --config=tiny-gpt --vocab=256 $DIMS --dtype=f32 \
-  --batch=1 -o "$OUT/sample.mlir"
-$B/piper-interp "$OUT/sample.mlir" --steps=1 --lr=0 --precision=f32 \
-  --params-in="$OUT/params.txt" --sample=200 --prompt="The " --temperature=0.8 \
-  | sed -n '/^sample/,$p'
+echo "== a sample from the trained model (the compiled plan, PP2 x DP2)"
+# --steps=0: no training, the trained parameters in; every rank runs its
+# sampling entry, rank 0 prints (piper-interp --sample draws the same bytes).
+$MPI $B/piper-run "$OUT/lm.plan" --steps=0 --params-in="$OUT/params.txt" \
+  --sample=200 --prompt="The " --temperature=0.8 | sed -n '/^sample/,$p'
 echo "== loss curve: $OUT/loss.svg; checkpoint: $OUT/ckpt"

@@ -16,9 +16,11 @@
 #include "piper/Compile/PlanManifest.h"
 #include "piper/Compile/ShareKernels.h"
 #include "piper/Conversion/TraceKernels.h"
+#include "piper/Dialect/Piper/Transforms/EvalPrograms.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Threading.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -60,8 +62,10 @@ cloneEachProgram(ModuleOp module, TimingScope &timing,
   // Cloned here, on one thread, from the module all programs share.
   TimingScope cloneTiming = timing.nest("clone the programs");
   SmallVector<OwningOpRef<ModuleOp>> clones;
+  // An evaluation program is lowered with its training program.
   for (ProgramOp program : module.getOps<ProgramOp>())
-    clones.push_back(cloneProgram(module, program.getSymName()));
+    if (!isEvalProgram(program))
+      clones.push_back(cloneProgram(module, program.getSymName()));
   return clones;
 }
 
@@ -184,6 +188,27 @@ LogicalResult emitCPUObjects(ModuleOp module, ArrayRef<ProgramOp> programs,
   return linked;
 }
 
+/// Adds the evaluation programs (EvalPrograms.h) and checks them as one
+/// step, alone: matched transfers and collectives, no deadlock. Then the
+/// sampling programs, the same with the logits, when the model has them
+/// (plan.json lists a "sample" entry only then).
+LogicalResult addVerifiedEvalPrograms(ModuleOp module, TimingScope &timing) {
+  TimingScope evalTiming = timing.nest("derive the evaluation programs");
+  FailureOr<SmallVector<ProgramOp>> evals = addEvalPrograms(module);
+  if (failed(evals))
+    return failure();
+  std::string whyNot;
+  (void)addSamplePrograms(module, *evals, whyNot);
+  OwningOpRef<ModuleOp> evalOnly = module.clone();
+  for (ProgramOp program :
+       llvm::make_early_inc_range(evalOnly->getOps<ProgramOp>()))
+    if (!isEvalProgram(program))
+      program.erase();
+  PassManager pm(module.getContext());
+  pm.addPass(createPiperVerifyPrograms());
+  return pm.run(*evalOnly);
+}
+
 /// Records each role's object size and checksum in `manifest`, which
 /// piper-run verifies before it loads the object.
 LogicalResult recordObjects(::piper::plan::Manifest &manifest,
@@ -281,7 +306,12 @@ LogicalResult mlir::piper::compilePlan(ModuleOp module,
                  << ec.message() << "\n";
     return failure();
   }
-  SmallVector<ProgramOp> programs(module.getOps<ProgramOp>());
+  if (failed(addVerifiedEvalPrograms(module, timing)))
+    return failure();
+  SmallVector<ProgramOp> programs;
+  for (ProgramOp program : module.getOps<ProgramOp>())
+    if (!isEvalProgram(program))
+      programs.push_back(program);
   FailureOr<::piper::plan::Manifest> manifest =
       buildPlanManifest(module, programs, modelArgs, communicators,
                         options.sourceName, options.optimizer);

@@ -10,6 +10,7 @@
 
 #include "piper/Conversion/Passes.h"
 #include "piper/Dialect/Piper/IR/PiperOps.h"
+#include "piper/Dialect/Piper/Transforms/EvalPrograms.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
@@ -21,9 +22,13 @@ OwningOpRef<ModuleOp> mlir::piper::cloneProgram(ModuleOp module,
                                                 StringRef program) {
   OwningOpRef<ModuleOp> clone = module.clone();
   // The other programs go: each becomes its own object. Sends and receives
-  // to them keep the peer's role (kPeerRoleAttrName).
+  // to them keep the peer's role (kPeerRoleAttrName). The program's
+  // evaluation program, when there is one, shares its object.
+  std::string eval = (program + kEvalSuffix).str(),
+              sample = (program + kSampleSuffix).str();
   for (ProgramOp other : llvm::make_early_inc_range(clone->getOps<ProgramOp>()))
-    if (other.getSymName() != program)
+    if (other.getSymName() != program && other.getSymName() != eval &&
+        other.getSymName() != sample)
       other.erase();
   return clone;
 }

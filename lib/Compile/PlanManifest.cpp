@@ -19,6 +19,7 @@
 #include "piper/Conversion/Passes.h"
 #include "piper/Conversion/ReplicaLayout.h"
 #include "piper/Dialect/Piper/IR/PiperAttrs.h"
+#include "piper/Dialect/Piper/Transforms/EvalPrograms.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Path.h"
@@ -102,6 +103,25 @@ plan::Role roleEntry(ProgramOp program) {
   for (Attribute name : program.getStreams())
     role.streams.push_back(cast<StringAttr>(name).str());
   return role;
+}
+
+/// The evaluation or sampling entry of `eval` (EvalPrograms.h): its entry
+/// point, the step arguments and results it reads and writes, and the
+/// logits it writes past the step's `numResults` results.
+plan::EvalEntry evalEntry(ProgramOp eval, unsigned numResults) {
+  plan::Role role = roleEntry(eval);
+  plan::EvalEntry entry{role.entry, role.inputs, {}, {}, plan::DType::F64};
+  for (int64_t j : role.outputs)
+    if (j < static_cast<int64_t>(numResults))
+      entry.outputs.push_back(j);
+  for (auto output : eval.getBody().front().getOps<OutputOp>())
+    if (output.getIndex() >= numResults) {
+      auto type = cast<RankedTensorType>(output.getValue().getType());
+      entry.logitsShape.assign(type.getShape().begin(), type.getShape().end());
+      entry.logitsDtype =
+          type.getElementType().isF32() ? plan::DType::F32 : plan::DType::F64;
+    }
+  return entry;
 }
 
 /// What a step argument is: optimizer state (from its piper.state
@@ -216,7 +236,14 @@ FailureOr<::piper::plan::Manifest> mlir::piper::buildPlanManifest(
     describeResult(step, j, entry, paramArg, stateArg);
     manifest.results.push_back(std::move(entry));
   }
-  for (ProgramOp program : programs)
+  for (ProgramOp program : programs) {
     manifest.roles.push_back(roleEntry(program));
+    if (auto eval = module.lookupSymbol<ProgramOp>(
+            (program.getSymName() + kEvalSuffix).str()))
+      manifest.roles.back().eval = evalEntry(eval, step.getNumResults());
+    if (auto sample = module.lookupSymbol<ProgramOp>(
+            (program.getSymName() + kSampleSuffix).str()))
+      manifest.roles.back().sample = evalEntry(sample, step.getNumResults());
+  }
   return manifest;
 }

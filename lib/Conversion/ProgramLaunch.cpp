@@ -33,6 +33,8 @@
 #include "ProgramPatterns.h"
 #include "ZeroUpdate.h"
 
+#include "piper/Dialect/Piper/Transforms/EvalPrograms.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -51,7 +53,8 @@ struct LaunchPattern : ProgramOpPattern<LaunchOp> {
   matchAndRewrite(LaunchOp launch, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = launch.getLoc();
-    Value id = i64Constant(rewriter, loc, lowering.launchIndex++);
+    Value id = i64Constant(rewriter, loc,
+                           launchTraceIndex(launch, lowering.launchIndex++));
     callShim(rewriter, loc, lowering.module, "piper_trace_begin", {}, {}, {id});
     FailureOr<SmallVector<Value>> results =
         lowerCall(launch, adaptor.getInputs(), rewriter);

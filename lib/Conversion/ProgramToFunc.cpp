@@ -29,6 +29,7 @@
 #include "piper/Conversion/Passes.h"
 #include "piper/Conversion/ProgramToFunc.h"
 #include "piper/Dialect/Piper/IR/PiperDialect.h"
+#include "piper/Dialect/Piper/Transforms/EvalPrograms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -77,8 +78,11 @@ ProgramLowering::create(ProgramOp program, SymbolTable &symbols,
   for (Operation &op : body) {
     if (auto input = dyn_cast<InputOp>(op))
       inputs.insert(input.getIndex());
-    else if (auto output = dyn_cast<OutputOp>(op))
+    else if (auto output = dyn_cast<OutputOp>(op)) {
       outputs.insert(output.getIndex());
+      if (output.getIndex() >= step.getNumResults())
+        lowering->extraResults[output.getIndex()] = output.getValue().getType();
+    }
   }
   lowering->inputIndices.assign(inputs.begin(), inputs.end());
   lowering->outputIndices.assign(outputs.begin(), outputs.end());
@@ -94,6 +98,8 @@ Type ProgramLowering::localArgType(int64_t index) const {
 }
 
 Type ProgramLowering::localResultType(int64_t index) const {
+  if (Type extra = extraResults.lookup(index))
+    return extra;
   return layout.localResultType(index,
                                 func::FuncOp(step).getResultTypes()[index]);
 }
@@ -351,7 +357,9 @@ mlir::piper::lowerProgram(ProgramOp program, SymbolTable &symbols,
       ProgramLowering::create(program, symbols, roles);
   if (failed(lowering))
     return failure();
-  if (clipsGradNorm((*lowering)->module))
+  // An evaluation program has no update and joins no norm sum.
+  bool clips = clipsGradNorm((*lowering)->module) && !isEvalProgram(program);
+  if (clips)
     orderUpdatesLast(program);
   MLIRContext *context = program.getContext();
   ProgramTypeConverter converter(**lowering);
@@ -363,7 +371,7 @@ mlir::piper::lowerProgram(ProgramOp program, SymbolTable &symbols,
   ModuleOp module = (*lowering)->module;
   if (failed(applyLowering(program, target, std::move(patterns))))
     return failure();
-  if (clipsGradNorm(module) && !(*lowering)->clipFinish)
+  if (clips && !(*lowering)->clipFinish)
     finishClipWithoutUpdates(module.lookupSymbol<func::FuncOp>(name));
   return success();
 }

@@ -50,7 +50,7 @@
 // CHECK-NEXT: eval step 6 loss {{[0-9.]+}} ppl {{[0-9.]+}}
 // CHECK-NOT: eval
 
-// LOG: {"step": 3, "eval_loss": {{[0-9.]+}}}
+// LOG: {"step": 3, "eval_loss": {{[0-9.]+}}, "eval_seconds": {{[0-9.]+}}}
 // SVG: >held-out loss</text>
 
 // NODATA: --eval-every and --eval-batches need --eval-data

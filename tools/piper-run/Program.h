@@ -25,6 +25,11 @@ namespace piper::run {
 /// The role's compiled program: its entry point and the kernels' error hooks.
 struct Program {
   void (*entry)(void **) = nullptr;
+  /// The forward-only evaluation entry (plan.json's role "eval"), or null
+  /// for a plan compiled without one.
+  void (*evalEntry)(void **) = nullptr;
+  /// The sampling entry (role "sample"), or null.
+  void (*sampleEntry)(void **) = nullptr;
   const char *(*lastError)() = nullptr;
   void (*clearError)() = nullptr;
   /// Sets the threads of the plan's BLAS calls and parallel loops.
@@ -70,6 +75,20 @@ struct Program {
         entryInfo.dli_fbase != signatureInfo.dli_fbase) {
       error = path + " has no entry point '" + role.entry + "'";
       return false;
+    }
+    // The evaluation and sampling entries, in the same object.
+    for (auto [described, fn] : {std::pair{&role.eval, &evalEntry},
+                                 std::pair{&role.sample, &sampleEntry}}) {
+      if (!*described)
+        continue;
+      *fn = reinterpret_cast<void (*)(void **)>(
+          dlsym(handle, (*described)->entry.c_str()));
+      Dl_info info;
+      if (!*fn || !dladdr(reinterpret_cast<void *>(*fn), &info) ||
+          info.dli_fbase != signatureInfo.dli_fbase) {
+        error = path + " has no entry point '" + (*described)->entry + "'";
+        return false;
+      }
     }
     std::string expected = plan::roleSignature(manifest, role);
     if (expected != signature) {

@@ -17,31 +17,35 @@
 using namespace piper;
 using namespace piper::run;
 
-bool piper::run::runStepProgram(StepContext &step, DataFeeder &data,
-                                int64_t batch, const std::string &what,
-                                double &loss, double &seconds,
-                                std::string &error) {
-  if (!data.feed(batch, step.args, error))
-    return false;
+bool piper::run::callEntry(StepContext &step, void (*entry)(void **),
+                           const std::vector<int64_t> &inputs,
+                           const std::vector<int64_t> &outputs,
+                           HostTensor *extra, const std::string &what,
+                           double &seconds, std::string &error) {
   std::vector<void *> pointers;
 #ifdef PIPER_PLAN_HAVE_CUDA
   // A GPU plan reads and writes device copies (DeviceMirror.h).
-  for (int64_t i : step.role.inputs)
+  for (int64_t i : inputs)
     pointers.push_back(
         deviceDescriptor(step.job.session, step.args[i], true, error));
-  for (int64_t j : step.role.outputs)
+  for (int64_t j : outputs)
     pointers.push_back(
         deviceDescriptor(step.job.session, step.results[j], false, error));
+  if (extra)
+    pointers.push_back(
+        deviceDescriptor(step.job.session, *extra, false, error));
   if (!error.empty())
     return false;
 #else
-  for (int64_t i : step.role.inputs)
+  for (int64_t i : inputs)
     pointers.push_back(step.args[i].descriptor.data());
-  for (int64_t j : step.role.outputs)
+  for (int64_t j : outputs)
     pointers.push_back(step.results[j].descriptor.data());
+  if (extra)
+    pointers.push_back(extra->descriptor.data());
 #endif
   auto start = std::chrono::steady_clock::now();
-  step.program.entry(pointers.data());
+  entry(pointers.data());
   seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -53,36 +57,60 @@ bool piper::run::runStepProgram(StepContext &step, DataFeeder &data,
     error = what + ": kernel error: " + message;
     return false;
   }
-  std::string where =
-      "rank " + std::to_string(step.job.rank) + ": " + what + ": ";
   if (step.job.context &&
       piper_plan_session_finish_step(step.job.session) != PIPER_RT_OK) {
-    error = where + piper_plan_session_step_error(step.job.session);
+    error = "rank " + std::to_string(step.job.rank) + ": " + what + ": " +
+            piper_plan_session_step_error(step.job.session);
     return false;
   }
 #ifdef PIPER_PLAN_HAVE_CUDA
-  for (int64_t j : step.role.outputs)
+  for (int64_t j : outputs)
     if (!downloadTensor(step.job.session, step.results[j], error))
       return false;
+  if (extra && !downloadTensor(step.job.session, *extra, error))
+    return false;
 #endif
+  return true;
+}
+
+bool piper::run::runStepProgram(StepContext &step, DataFeeder &data,
+                                int64_t batch, const std::string &what,
+                                double &loss, double &seconds,
+                                std::string &error, bool forwardOnly) {
+  if (!data.feed(batch, step.args, error))
+    return false;
+  // The evaluation entry reads and writes subsets of the role's tensors.
+  const plan::Role &role = step.role;
+  if (!callEntry(step,
+                 forwardOnly ? step.program.evalEntry : step.program.entry,
+                 forwardOnly ? role.eval->inputs : role.inputs,
+                 forwardOnly ? role.eval->outputs : role.outputs, nullptr, what,
+                 seconds, error))
+    return false;
   loss = step.results[0].info ? step.results[0].floatAt(0) : 0.0;
   if (!step.job.meanLoss(step.lossRanks, loss, error)) {
-    error = where + error;
+    error =
+        "rank " + std::to_string(step.job.rank) + ": " + what + ": " + error;
     return false;
   }
   return true;
 }
 
 bool piper::run::evaluateHeldOut(StepContext &step, DataFeeder &eval,
-                                 int64_t batches, double &meanLoss,
+                                 int64_t batches, bool withStep,
+                                 double &meanLoss, double &seconds,
                                  std::string &error) {
+  // A plan compiled before evaluation entries existed runs its step.
+  bool forwardOnly = !withStep && step.program.evalEntry && step.role.eval;
   double sum = 0;
+  seconds = 0;
   for (int64_t b = 1; b <= batches; ++b) {
-    double loss = 0, seconds = 0;
+    double loss = 0, batchSeconds = 0;
     if (!runStepProgram(step, eval, b, "eval batch " + std::to_string(b), loss,
-                        seconds, error))
+                        batchSeconds, error, forwardOnly))
       return false;
     sum += loss;
+    seconds += batchSeconds;
   }
   meanLoss = sum / static_cast<double>(batches);
   return true;

@@ -6,12 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Training steps and held-out evaluation run the same compiled program: feed
-// a batch, call the role's entry, check the kernels and the runtime, and
-// agree on the loss. They differ only in what happens to the results: a
-// training step makes the updated parameters and state the next step's
-// arguments, an evaluation drops them (the program never writes its
-// arguments, so the parameters are untouched).
+// Training steps and held-out evaluation run the same way: feed a batch,
+// call one of the role's entries, check the kernels and the runtime, and
+// agree on the loss. A training step calls the step entry and makes the
+// updated parameters and state the next step's arguments; an evaluation
+// calls the forward-only evaluation entry (plan.json's role "eval"), which
+// writes only the loss. With --eval-program=step, or a plan without
+// evaluation entries, it calls the step entry and drops its updates (the
+// program never writes its arguments, so the parameters are untouched).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,18 +41,30 @@ struct StepContext {
   std::vector<HostTensor> &results;
 };
 
+/// Calls `entry` with the descriptors of `inputs` (of step.args), `outputs`
+/// (of step.results) and `extra` (when set, last), then checks the kernels'
+/// and the runtime's errors. `seconds`: the call's time.
+bool callEntry(StepContext &step, void (*entry)(void **),
+               const std::vector<int64_t> &inputs,
+               const std::vector<int64_t> &outputs, HostTensor *extra,
+               const std::string &what, double &seconds, std::string &error);
+
 /// Feeds batch `batch` from `data` and runs the role's program once. On
 /// success `loss` is the mean loss over the loss role's replicas (the same
 /// on every rank that asks) and `seconds` the time of the program call.
 /// `what` names the step in errors ("step 3", "eval batch 2").
+/// `forwardOnly` calls the evaluation entry (the role must have one).
 bool runStepProgram(StepContext &step, DataFeeder &data, int64_t batch,
                     const std::string &what, double &loss, double &seconds,
-                    std::string &error);
+                    std::string &error, bool forwardOnly = false);
 
 /// The held-out loss: the mean over batches 1..`batches` of the eval
-/// corpus's loss at the current parameters, discarding every update.
+/// corpus's loss at the current parameters, by the evaluation entry, or
+/// by the step entry discarding every update when `withStep` is set or the
+/// plan has no evaluation entry. `seconds`: the entries' time in all.
 bool evaluateHeldOut(StepContext &step, DataFeeder &eval, int64_t batches,
-                     double &meanLoss, std::string &error);
+                     bool withStep, double &meanLoss, double &seconds,
+                     std::string &error);
 
 } // namespace piper::run
 

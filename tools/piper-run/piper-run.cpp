@@ -34,6 +34,7 @@
 #include "Memory.h"
 #include "Params.h"
 #include "Program.h"
+#include "Sample.h"
 #include "Step.h"
 #include "Switch.h"
 #include "TraceSummary.h"
@@ -42,6 +43,7 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -118,6 +120,12 @@ cl::opt<bool> peakBytesFlag(
              "high-water mark plus the step arguments and results it holds "
              "(rank 0, stdout)"),
     cl::init(false), cl::cat(category));
+cl::opt<std::string> evalProgram(
+    "eval-program",
+    cl::desc("What --eval-data runs: 'forward' (default), each role's "
+             "forward-only evaluation entry; 'step', the whole training step "
+             "with its updates dropped (slower; for comparisons)"),
+    cl::init("forward"), cl::cat(piper::evalCategory()));
 cl::opt<std::string> logFile("log",
                              cl::desc("Also write one JSON line per step"),
                              cl::value_desc("file"), cl::cat(category));
@@ -223,7 +231,8 @@ int main(int argc, char **argv) {
     return fail(error);
   // --steps=0 trains nothing: useful only to write the initial (or loaded)
   // parameters, so alone it is an error rather than a silent exit 0.
-  if (steps < 0 || steps > kMaxSteps || (steps == 0 && paramsOut.empty()))
+  if (steps < 0 || steps > kMaxSteps ||
+      (steps == 0 && paramsOut.empty() && sampleBytes == 0))
     return fail("--steps must be from 1 to " + std::to_string(kMaxSteps) +
                 " (0 only with --params-out, to write the initial "
                 "parameters), got " +
@@ -234,8 +243,12 @@ int main(int argc, char **argv) {
                 "%r)");
   if (!checkEvalFlags(error))
     return fail(error);
+  if (evalProgram != "forward" && evalProgram != "step")
+    return fail("--eval-program must be 'forward' or 'step', got '" +
+                evalProgram + "'");
   if (!plan::loadManifest(planDir, manifest, error) ||
-      !plan::checkRunTarget(manifest, PIPER_RUN_TARGET, error))
+      !plan::checkRunTarget(manifest, PIPER_RUN_TARGET, error) ||
+      !checkSampleFlags(manifest, error))
     return fail(error);
   Hyperparameters hyper;
   if (!hyper.configure(manifest, steps, error))
@@ -376,9 +389,10 @@ int main(int argc, char **argv) {
         std::memcpy(args[*target].data(), results[j].data(),
                     results[j].bytes());
     bool evalNow = evaluateAfter(s, steps);
-    double evalLoss = 0;
-    if (evalNow && !evaluateHeldOut(stepContext, *evalFeeder, evalBatches,
-                                    evalLoss, error))
+    double evalLoss = 0, evalSeconds = 0;
+    if (evalNow &&
+        !evaluateHeldOut(stepContext, *evalFeeder, evalBatches,
+                         evalProgram == "step", evalLoss, evalSeconds, error))
       return fail(error);
     if (evalNow && job.rank == 0) {
       std::string line;
@@ -390,7 +404,9 @@ int main(int argc, char **argv) {
       evalCurve.points.emplace_back(static_cast<double>(s), evalLoss);
       if (log)
         *log << "{\"step\": " << s
-             << ", \"eval_loss\": " << llvm::format("%.17g", evalLoss) << "}\n";
+             << ", \"eval_loss\": " << llvm::format("%.17g", evalLoss)
+             << ", \"eval_seconds\": " << llvm::format("%.6f", evalSeconds)
+             << "}\n";
     }
     if (!checkpoints.afterStep(s, steps, args, error))
       return fail("rank " + std::to_string(job.rank) + ": step " +
@@ -408,6 +424,26 @@ int main(int argc, char **argv) {
   }
   if (!checkpoints.finish(error))
     return fail(error);
+  if (sampleBytes > 0) {
+    StepContext stepContext{manifest,  job.role(), program, job,
+                            lossRanks, args,       results};
+    std::string text;
+    if (!sampleText(stepContext, seed, text, error))
+      return fail(error);
+    if (job.rank == 0) {
+      std::string line;
+      llvm::raw_string_ostream(line)
+          << "sample (" << sampleBytes << " bytes, "
+          << (sampleTemperature > 0
+                  ? "temperature " +
+                        llvm::formatv("{0}", double(sampleTemperature)).str()
+                  : std::string("greedy"))
+          << "):\n"
+          << printableText(text) << "\n";
+      llvm::outs() << line;
+      llvm::outs().flush();
+    }
+  }
   if (!plotFile.empty() && job.rank == 0 &&
       !piper::writeLossCurveSVG(plotFile, "piper-run " + planDir,
                                 evalData.empty()

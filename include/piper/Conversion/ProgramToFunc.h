@@ -55,6 +55,9 @@ struct ProgramLowering {
   SmallVector<int64_t> inputIndices, outputIndices;
   /// The stream names, indexed as piper_comm_record/wait number them.
   SmallVector<StringRef> streams;
+  /// Outputs past the step's results (a sampling program's logits,
+  /// EvalPrograms.h): their types, held whole.
+  DenseMap<int64_t, Type> extraResults;
   /// Whether the program runs collectives (then events matter).
   bool hasComm = false;
 

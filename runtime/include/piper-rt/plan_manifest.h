@@ -146,6 +146,26 @@ struct Tensor {
   int64_t globalIndexOfPart(const std::vector<int64_t> &parts, int64_t i) const;
 };
 
+/// A role's forward-only evaluation entry (EvalPrograms.h in the
+/// compiler): the training program's forward, its transfers and the loss,
+/// without backward, gradient communication or update. Its inputs and
+/// outputs are subsets of the role's; it writes only the loss. The sampling
+/// entry is the same program; in the role that computes the loss it also
+/// writes `logits` (after its outputs): the first microbatch's logits that
+/// the loss reads, [rows, vocabulary], row r the next-token scores after
+/// position r % S of sequence r / S.
+struct EvalEntry {
+  std::string entry;
+  std::vector<int64_t> inputs, outputs;
+  /// Sampling only: the logits' shape (empty: none) and element type.
+  std::vector<int64_t> logitsShape;
+  DType logitsDtype = DType::F64;
+  bool operator==(const EvalEntry &o) const {
+    return entry == o.entry && inputs == o.inputs && outputs == o.outputs &&
+           logitsShape == o.logitsShape && logitsDtype == o.logitsDtype;
+  }
+};
+
 /// One device role's program.
 struct Role {
   std::string program, object, entry;
@@ -160,6 +180,12 @@ struct Role {
   /// before it is loaded (plan_validate.h).
   std::optional<int64_t> objectBytes;
   std::optional<std::string> objectChecksum;
+  /// The evaluation entry in the same object ("eval"; absent in plans
+  /// compiled before it existed: piper-run then evaluates with the step).
+  std::optional<EvalEntry> eval;
+  /// The sampling entry ("sample"; absent when the plan cannot sample: see
+  /// docs/TrainAnLM.md).
+  std::optional<EvalEntry> sample;
 
   /// Whether the device at `coords` runs this role.
   bool matches(const Mesh &mesh, const Coords &coords) const;

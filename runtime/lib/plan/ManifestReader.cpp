@@ -123,6 +123,8 @@ public:
   bool shard(const Value &v, const std::string &path, Tensor &t);
   bool split(const Value &v, const std::string &path, Tensor &t);
   bool role(const Value &v, const std::string &path, Role &r);
+  bool evalEntry(const Value &v, const std::string &path, const char *key,
+                 std::optional<EvalEntry> &out);
   bool mesh(const Value &v, const std::string &path, Mesh &m);
   bool manifest(const Value &v, Manifest &m);
 };
@@ -204,7 +206,37 @@ bool Reader::role(const Value &v, const std::string &path, Role &r) {
          optional(v, path, "launches", r.launches) &&
          optional(v, path, "streams", r.streams) &&
          optional(v, path, "object_bytes", r.objectBytes) &&
-         optional(v, path, "object_checksum", r.objectChecksum);
+         optional(v, path, "object_checksum", r.objectChecksum) &&
+         evalEntry(v, path, "eval", r.eval) &&
+         evalEntry(v, path, "sample", r.sample);
+}
+
+bool Reader::evalEntry(const Value &v, const std::string &path, const char *key,
+                       std::optional<EvalEntry> &out) {
+  const Value *e = v.get(key);
+  if (!e || e->isNull())
+    return true;
+  std::string at = path + "." + key;
+  EvalEntry eval;
+  if (!object(*e, at) || !field(*e, at, "entry", eval.entry) ||
+      !field(*e, at, "inputs", eval.inputs) ||
+      !field(*e, at, "outputs", eval.outputs))
+    return false;
+  if (const Value *logits = e->get("logits")) {
+    std::string dtype;
+    if (!object(*logits, at + ".logits") ||
+        !field(*logits, at + ".logits", "dtype", dtype) ||
+        !field(*logits, at + ".logits", "shape", eval.logitsShape))
+      return false;
+    if (!parseDType(dtype, eval.logitsDtype) || eval.logitsDtype == DType::I64)
+      return fail(at + ".logits.dtype", "unsupported dtype (f32 or f64)");
+    if (eval.logitsShape.size() != 2 || eval.logitsShape[0] < 1 ||
+        eval.logitsShape[1] < 1 ||
+        eval.logitsShape[0] > kMaxTensorElements / eval.logitsShape[1])
+      return fail(at + ".logits.shape", "expected [rows, vocabulary]");
+  }
+  out = std::move(eval);
+  return true;
 }
 
 bool Reader::mesh(const Value &v, const std::string &path, Mesh &m) {

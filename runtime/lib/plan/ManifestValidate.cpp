@@ -23,6 +23,7 @@
 
 #include "piper-rt/plan_validate.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -111,6 +112,39 @@ bool distinct(const std::vector<int64_t> &list, const std::string &path,
   return true;
 }
 
+/// Every index of `list` is one of `of` (the role's): piper-run holds
+/// buffers for the role's arguments and results only.
+bool within(const std::vector<int64_t> &list, const std::vector<int64_t> &of,
+            const std::string &path, const char *what, std::string &error) {
+  for (size_t n = 0; n < list.size(); ++n)
+    if (std::find(of.begin(), of.end(), list[n]) == of.end()) {
+      error = "index " + std::to_string(list[n]) + " is not one of the " +
+              "role's " + what + " at " + path + "[" + std::to_string(n) + "]";
+      return false;
+    }
+  return true;
+}
+
+/// The evaluation or sampling entry `e` (at `at`): a plan entry point
+/// other than the role's, whose inputs and outputs are the role's, each
+/// once.
+bool checkEvalEntry(const Role &r, const std::optional<EvalEntry> &entry,
+                    const std::string &at, std::string &error) {
+  if (!entry)
+    return true;
+  const EvalEntry &e = *entry;
+  if (e.entry.rfind(kEntryPointPrefix, 0) != 0 || e.entry == r.entry) {
+    error = "entry '" + e.entry + "' is not a plan entry point (" +
+            kEntryPointPrefix + "...) other than the role's at " + at +
+            ".entry";
+    return false;
+  }
+  return distinct(e.inputs, at + ".inputs", error) &&
+         distinct(e.outputs, at + ".outputs", error) &&
+         within(e.inputs, r.inputs, at + ".inputs", "inputs", error) &&
+         within(e.outputs, r.outputs, at + ".outputs", "outputs", error);
+}
+
 bool checkRole(const Manifest &m, size_t k, std::string &error) {
   const Role &r = m.roles[k];
   std::string path = at("roles", k);
@@ -131,7 +165,9 @@ bool checkRole(const Manifest &m, size_t k, std::string &error) {
     return false;
   }
   return distinct(r.inputs, path + ".inputs", error) &&
-         distinct(r.outputs, path + ".outputs", error);
+         distinct(r.outputs, path + ".outputs", error) &&
+         checkEvalEntry(r, r.eval, path + ".eval", error) &&
+         checkEvalEntry(r, r.sample, path + ".sample", error);
 }
 
 } // namespace
@@ -286,7 +322,28 @@ std::string piper::plan::roleSignature(const Manifest &m, const Role &role) {
   s += ") -> (";
   for (size_t n = 0; n < role.outputs.size(); ++n)
     s += (n ? " " : "") + tensor(m.results[role.outputs[n]]);
-  return s + ")";
+  s += ")";
+  // The evaluation and sampling entries live in the same object: one
+  // signature covers all three.
+  for (const std::optional<EvalEntry> &e : {role.eval, role.sample}) {
+    if (!e)
+      continue;
+    s += " " + e->entry + "(";
+    for (size_t n = 0; n < e->inputs.size(); ++n)
+      s += (n ? " " : "") + tensor(m.arguments[e->inputs[n]]);
+    s += ") -> (";
+    for (size_t n = 0; n < e->outputs.size(); ++n)
+      s += (n ? " " : "") + tensor(m.results[e->outputs[n]]);
+    if (!e->logitsShape.empty()) {
+      s += std::string(e->outputs.empty() ? "" : " ") +
+           "logits:" + dtypeName(e->logitsDtype) + "[";
+      for (size_t d = 0; d < e->logitsShape.size(); ++d)
+        s += (d ? "," : "") + std::to_string(e->logitsShape[d]);
+      s += "]";
+    }
+    s += ")";
+  }
+  return s;
 }
 
 namespace {

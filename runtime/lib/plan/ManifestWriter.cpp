@@ -66,6 +66,16 @@ Value tensorJSON(const Tensor &t) {
   return o;
 }
 
+Value evalJSON(const EvalEntry &e) {
+  Object o{{"entry", e.entry},
+           {"inputs", integers(e.inputs)},
+           {"outputs", integers(e.outputs)}};
+  if (!e.logitsShape.empty())
+    o.emplace_back("logits", Object{{"dtype", dtypeName(e.logitsDtype)},
+                                    {"shape", integers(e.logitsShape)}});
+  return o;
+}
+
 Value roleJSON(const Role &role) {
   Object coords;
   for (const auto &[axis, coord] : role.role)
@@ -82,6 +92,10 @@ Value roleJSON(const Role &role) {
     o.emplace_back("object_bytes", *role.objectBytes);
   if (role.objectChecksum)
     o.emplace_back("object_checksum", *role.objectChecksum);
+  if (role.eval)
+    o.emplace_back("eval", evalJSON(*role.eval));
+  if (role.sample)
+    o.emplace_back("sample", evalJSON(*role.sample));
   return o;
 }
 

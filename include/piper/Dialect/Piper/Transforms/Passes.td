@@ -416,6 +416,57 @@ def PiperStampPeerRoles : Pass<"piper-stamp-peer-roles", "::mlir::ModuleOp"> {
   }];
 }
 
+def PiperEvalPrograms : Pass<"piper-eval-programs", "::mlir::ModuleOp"> {
+  let summary = "Derive a forward-only evaluation program from each device "
+                "program";
+  let description = [{
+    Held-out evaluation needs the training step's loss at the current
+    parameters, not its backward, gradient communication or update. For
+    every training program `@p` this pass adds `@p.eval`
+    (`piper_plan.eval_of = @p`): the instructions the loss (`piper.output
+    0`) depends on, followed within a program through operands and across
+    programs from each needed `piper.recv` to its `piper.send`, plus every
+    record and wait (they only order what remains). So a pipeline keeps its
+    forward launches and activation transfers, ZeRO-3 keeps the all-gathers
+    the forward reads, and the loss is the training step's (the mean over
+    microbatches); backward launches, gradient sums and collectives and
+    updates go. Transfers name the peers' evaluation programs; each launch
+    keeps its training index for the trace hooks
+    (`piper_plan.trace_index`). `piper-compile` lowers both programs of a
+    role into its object (docs/Runtime.md, "eval").
+
+    Example: a stage that sends its activation and receives the gradient
+
+    ```mlir
+    piper.program @step.pp0 role {pp = 0} of @mesh step @step streams ["compute"] {
+      %x = piper.input 0 : tensor<4xf32>
+      %h = piper.launch "F" @f(%x) on "compute" : (tensor<4xf32>) -> tensor<4xf32>
+      piper.send "h" %h to @step.pp1 tag 0 on "compute" : tensor<4xf32>
+      %g = piper.recv "g" from @step.pp1 tag 0 on "compute" : tensor<4xf32>
+      ...
+    }
+    ```
+
+    keeps in `@step.pp0.eval` the input, the launch and the send (to
+    `@step.pp1.eval`), because `@step.pp1`'s loss needs the matching
+    receive.
+
+    **Constraints:**
+    - The module has device programs and none is an evaluation program
+      yet.
+    - Some program outputs step result 0 (the loss).
+    - Every needed receive has a matching send.
+
+    **Options:**
+    - `only` (default false): keep only the evaluation programs, so that
+      `--piper-verify-programs` checks them as one step.
+  }];
+  let options = [
+    Option<"only", "only", "bool", /*default=*/"false",
+           "Erase the training programs, keeping the evaluation programs">,
+  ];
+}
+
 def PiperAssignBuffers : Pass<"piper-assign-buffers", "::mlir::ModuleOp"> {
   let summary = "Give every value of the device programs a buffer, reusing "
                 "dead ones";
