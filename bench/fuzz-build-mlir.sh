@@ -11,11 +11,13 @@
 # libraries, which have no coverage instrumentation and no ASan: coverage
 # feedback comes only from Piper's code. Needs the release build of
 # piper-compile (ninja -C build piper-compile). Compiles go through the
-# machine-wide build lock.
+# machine-wide build lock (FUZZ_LOCK_HELD=1: the caller holds it already).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=build-fuzz
 mkdir -p "$OUT/obj" "$OUT/bin"
+LOCK=(flock /tmp/piper-build.lock)
+[ "${FUZZ_LOCK_HELD:-0}" = 1 ] && LOCK=()
 [ -f build/compile_commands.json ] && [ -f build/lib/libPiperCompile.a ] || {
   echo "fuzz-build-mlir: build piper-compile first (ninja -C build piper-compile)" >&2
   exit 1; }
@@ -54,7 +56,7 @@ done <"$OUT/obj/commands.txt"
 if [ ${#todo[@]} -gt 0 ]; then
   echo "fuzz-build-mlir: compiling ${#todo[@]} files" >&2
   printf '%s\0' "${todo[@]}" |
-    flock /tmp/piper-build.lock xargs -0 -P2 -I{} bash -c '{}'
+    "${LOCK[@]}" xargs -0 -P2 -I{} bash -c '{}'
 fi
 
 # Link as piper-compile links (its archives and MLIR libraries), with the
@@ -67,7 +69,7 @@ for target in piper_ir_fuzzer directive_seq_fuzzer; do
   obj="$OUT/obj/fuzz_$target.cpp.o"
   if [ ! -e "$OUT/bin/$target" ] || [ -n "$(find "${OBJS[@]}" "$obj" -newer "$OUT/bin/$target")" ]; then
     # shellcheck disable=SC2086
-    flock /tmp/piper-build.lock clang++-22 -fsanitize=fuzzer,address -fuse-ld=lld \
+    "${LOCK[@]}" clang++-22 -fsanitize=fuzzer,address -fuse-ld=lld \
       "$obj" "${OBJS[@]}" -Wl,--start-group $libs -Wl,--end-group \
       -Wl,-rpath,/usr/lib/llvm-22/lib -o "$OUT/bin/$target"
   fi

@@ -18,7 +18,13 @@
 #ifndef PIPER_PARSERGUARDS_H
 #define PIPER_PARSERGUARDS_H
 
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/Support/LogicalResult.h"
+
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <cstddef>
 #include <optional>
@@ -89,6 +95,25 @@ findUpstreamParserCrash(llvm::StringRef text) {
              "use an integer element type such as i64 (array<i64: ...>)"};
   }
   return std::nullopt;
+}
+
+/// Fails with one located error (through `context`'s diagnostic handlers)
+/// when the main buffer of `sourceMgr` holds a known upstream parser crash;
+/// call it before parseSourceFile.
+inline LogicalResult checkUpstreamParserCrashes(const llvm::SourceMgr &sourceMgr,
+                                                MLIRContext *context) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  std::optional<UpstreamParserCrash> crash =
+      findUpstreamParserCrash(buffer->getBuffer());
+  if (!crash)
+    return success();
+  auto [line, column] = sourceMgr.getLineAndColumn(
+      llvm::SMLoc::getFromPointer(buffer->getBufferStart() + crash->offset));
+  emitError(FileLineColLoc::get(context, buffer->getBufferIdentifier(), line,
+                                column))
+      << crash->message;
+  return failure();
 }
 
 } // namespace mlir::piper

@@ -67,9 +67,12 @@ def rank_of(pid):
     return None
 
 
-def naming_line(output, rank):
-    """The first line of `output` that blames `rank` for the job's end."""
-    patterns = [
+def naming_line(output, rank, at_start):
+    """The first line of `output` that blames `rank` for the job's end (at
+    start-up, before MPI is up, the waiting rank's start-up deadline, which
+    cannot know which rank never came)."""
+    patterns = [rf"piper-rt: rank \d+ of \d+: start-up .* did not finish"] if at_start else []
+    patterns += [
         rf"process rank {rank} .*(exited on signal|killed|stopped)",
         rf"piper-rt: rank \d+ of \d+: rank {rank} sent no heartbeat",
         rf"piper-rt: rank \d+ of \d+: .*\brank {rank}\b.*(dead|failed|lost)",
@@ -123,7 +126,7 @@ def run_case(cmd, ranks, rank, sig, delay, bound, at_start):
         output = "".join(lines)
         if rc == 0:
             return f"FAIL {label}: exit code 0\n{output[-2000:]}"
-        named = naming_line(output, rank)
+        named = naming_line(output, rank, at_start)
         if named is None:
             return f"FAIL {label}: no line names rank {rank}\n{output[-2000:]}"
         return f"{label}: ended in {took:.1f} s (exit {rc}): {named}"
