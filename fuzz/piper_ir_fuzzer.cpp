@@ -40,6 +40,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 
 using namespace mlir;
 
@@ -91,7 +92,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return success();
   });
 
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  // A copy with its NUL: MLIR's lexer finds the end of its buffer by the
+  // NUL, and reads past the end of a bare StringRef given to
+  // parseSourceString (fuzz/crashes-upstream/parse-source-string-no-nul.mlir).
+  // The tools parse files, which MemoryBuffer ends with a NUL.
+  std::string source = text.str();
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, &context);
   if (!module) {
     if (errors == 0)
       abort(); // the parser or a verifier failed without a word
