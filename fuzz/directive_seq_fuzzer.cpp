@@ -104,9 +104,9 @@ private:
   }
 
   static std::string count(uint8_t v) {
-    static const char *counts[] = {"1",  "2",  "4", "8",          "3",
-                                   "16", "0",  "-1", "4294967296", "256",
-                                   "257", "2.5", "\"4\"", "6", "2", "4"};
+    static const char *counts[] = {
+        "1",          "2",   "4",   "8",   "3",     "16", "0", "-1",
+        "4294967296", "256", "257", "2.5", "\"4\"", "6",  "2", "4"};
     return counts[v % 16];
   }
 
@@ -176,8 +176,8 @@ private:
              (c & 64 ? ", \"where\": " + filter(c >> 1) : "") + "}}";
     case 4:
       return "{\"shard\": {\"filter\": " + filter(a) +
-             ", \"kind\": \"expert\", \"devices\": " + axisList(b) +
-             stream(c) + "}}";
+             ", \"kind\": \"expert\", \"devices\": " + axisList(b) + stream(c) +
+             "}}";
     case 5: {
       static const char *globs[] = {"*.wq", "*.wk", "*.wv", "*.wo",
                                     "*.w1", "*.w2", "*",    "["};
@@ -191,8 +191,8 @@ private:
       return "{\"order\": [" + filter(a) + ", [" + filter(b) + ", " +
              filter(c) + "]]}";
     case 7: {
-      static const char *names[] = {"gpipe", "1f1b",  "interleaved-1f1b",
-                                    "zb-h1", "zb-v",  "dualpipe",
+      static const char *names[] = {"gpipe",     "1f1b", "interleaved-1f1b",
+                                    "zb-h1",     "zb-v", "dualpipe",
                                     "dualpipev", "none"};
       return "{\"schedule\": {\"name\": " + q(names[a % 8]) +
              (b & 1 ? ", \"axis\": " + q(axis(c)) : "") + "}}";
@@ -204,8 +204,9 @@ private:
     }
     case 9: {
       static const char *costs[] = {"roofline", "params", "flops", "x"};
-      return "{\"balance\": {\"stages\": " + count(a) + ", \"cost\": " +
-             q(costs[b % 4]) + ", \"microbatches\": " + count(c) + "}}";
+      return "{\"balance\": {\"stages\": " + count(a) +
+             ", \"cost\": " + q(costs[b % 4]) +
+             ", \"microbatches\": " + count(c) + "}}";
     }
     default: {
       // A directive name or field from outside the tables.
@@ -250,8 +251,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   // JSON -> transform script, as piper-compile does; a translation error is
   // its clean diagnostic (printed, and closed by -close_fd_mask).
-  FailureOr<std::string> strategy =
-      piper::prepareStrategy(jsonPath, std::optional<std::string>(scratchDir()));
+  FailureOr<std::string> strategy = piper::prepareStrategy(
+      jsonPath, std::optional<std::string>(scratchDir()));
   if (failed(strategy))
     return 0;
 

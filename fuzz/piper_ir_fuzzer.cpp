@@ -97,8 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // parseSourceString (fuzz/crashes-upstream/parse-source-string-no-nul.mlir).
   // The tools parse files, which MemoryBuffer ends with a NUL.
   std::string source = text.str();
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(source, &context);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
   if (!module) {
     if (errors == 0)
       abort(); // the parser or a verifier failed without a word

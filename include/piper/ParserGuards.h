@@ -1,4 +1,5 @@
-//===- ParserGuards.h - Inputs that crash upstream MLIR's parser -*- C++ -*-===//
+//===- ParserGuards.h - Inputs that crash upstream MLIR's parser -*- C++
+//-*-===//
 //
 // Part of the Piper project, under the Apache License v2.0 with LLVM
 // Exceptions. See LICENSE for license information.
@@ -100,8 +101,9 @@ findUpstreamParserCrash(llvm::StringRef text) {
 /// Fails with one located error (through `context`'s diagnostic handlers)
 /// when the main buffer of `sourceMgr` holds a known upstream parser crash;
 /// call it before parseSourceFile.
-inline LogicalResult checkUpstreamParserCrashes(const llvm::SourceMgr &sourceMgr,
-                                                MLIRContext *context) {
+inline LogicalResult
+checkUpstreamParserCrashes(const llvm::SourceMgr &sourceMgr,
+                           MLIRContext *context) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   std::optional<UpstreamParserCrash> crash =
@@ -110,8 +112,8 @@ inline LogicalResult checkUpstreamParserCrashes(const llvm::SourceMgr &sourceMgr
     return success();
   auto [line, column] = sourceMgr.getLineAndColumn(
       llvm::SMLoc::getFromPointer(buffer->getBufferStart() + crash->offset));
-  emitError(FileLineColLoc::get(context, buffer->getBufferIdentifier(), line,
-                                column))
+  emitError(
+      FileLineColLoc::get(context, buffer->getBufferIdentifier(), line, column))
       << crash->message;
   return failure();
 }

@@ -37,6 +37,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <unistd.h>
 
 using namespace piper::rt;
@@ -145,8 +146,8 @@ StartupWatch::StartupWatch() {
         "piper-rt: rank %s of %s: start-up (MPI_Init and the runtime's "
         "set-up) did not finish in %g s: another rank stopped, hung or died "
         "before it started (PIPER_RT_STARTUP=%g); aborting the job\n",
-        launcherValue({"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                       "SLURM_PROCID"}),
+        launcherValue(
+            {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}),
         launcherValue({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}),
         seconds, seconds);
     std::fflush(stderr);
