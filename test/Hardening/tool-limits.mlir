@@ -66,3 +66,18 @@
 // NOCHUNKS: no-chunks.model:3:1: error: piper-build-dag: no function has chunks (piper.annotate) to turn into DAG nodes
 // NOCHUNKS-NOT: "func.func"
 // NOCHUNKS-NOT: note: see current operation
+
+// A model with no mesh printed 32-63 KB of IR after its error; now the
+// located line and its source line only. A mesh removed from a model whose
+// placements name it is one line too.
+// RUN: piper-gen --model=mlp --config=tiny-mlp --dtype=f64 -o %t/nomesh.mlir
+// RUN: not piper-compile %t/nomesh.mlir -o %t/nm 2>&1 | FileCheck %s --check-prefix=NOMESH
+// NOMESH: nomesh.mlir:2:3: error: 'func.func' op needs exactly one piper.mesh in the module to partition its DAG, found 0
+// NOMESH-NEXT: func.func @step(
+// NOMESH-NOT: note: see current operation
+// NOMESH-NOT: piper.dag
+// RUN: grep -v 'piper.mesh' %t/mlp.mlir > %t/meshless.mlir
+// RUN: not piper-compile %t/meshless.mlir -o %t/nm 2>&1 | FileCheck %s --check-prefix=MESHLESS
+// MESHLESS: meshless.mlir:2:3: error: parameter 'layers.0.weight' (argument #0): unknown mesh @mesh
+// MESHLESS-NEXT: func.func @step(
+// MESHLESS-NOT: note: see current operation

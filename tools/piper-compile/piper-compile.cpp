@@ -38,6 +38,7 @@
 #include "piper/Dialect/Piper/Transforms/MixedPrecision.h"
 #include "piper/Dialect/Piper/Transforms/PlanAnnotations.h"
 #include "piper/InitAllPiper.h"
+#include "piper/ParserGuards.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -364,6 +365,8 @@ LogicalResult run(MLIRContext &context, TimingScope &timing) {
     return failure();
   }
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  if (failed(checkUpstreamParserCrashes(sourceMgr, &context)))
+    return failure();
   TimingScope parseTiming = timing.nest("parse");
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   parseTiming.stop();

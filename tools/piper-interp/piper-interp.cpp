@@ -31,6 +31,7 @@
 #include "piper/InitAllPiper.h"
 #include "piper/Interpreter/Sampler.h"
 #include "piper/Interpreter/Trainer.h"
+#include "piper/ParserGuards.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -463,6 +464,8 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  if (failed(checkUpstreamParserCrashes(sourceMgr, &context)))
+    return 1;
 
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)

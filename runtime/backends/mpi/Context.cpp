@@ -56,6 +56,8 @@ piper_rt_status piper_rt_init(int *argc, char ***argv,
   if (!context)
     return PIPER_RT_ERROR(PIPER_RT_ERROR_INVALID_ARGUMENT, "context is NULL");
   *context = nullptr;
+  // Until the liveness watchdog runs, start-up has a deadline of its own.
+  StartupWatch startup;
 
   int provided = MPI_THREAD_SINGLE;
   {
@@ -111,6 +113,7 @@ piper_rt_status piper_rt_init(int *argc, char ***argv,
   if (ctx->threadMultiple && progressThreadWanted())
     startProgressThread(*ctx);
   startLiveness(*ctx);
+  startup.done();
   *context = ctx;
   return PIPER_RT_OK;
 }

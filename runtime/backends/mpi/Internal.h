@@ -197,6 +197,25 @@ void startLiveness(piper_rt_context_impl &context);
 void pollLiveness(piper_rt_context_impl &context);
 void stopLiveness(piper_rt_context_impl &context);
 
+/// Watches start-up (MPI_Init and the collective set-up before the liveness
+/// watchdog runs), which heartbeats cannot cover: a rank stopped or dead
+/// there held its peers in MPI_Init with no deadline. Started before
+/// MPI_Init, done() once the watchdog runs; if that takes longer than
+/// PIPER_RT_STARTUP seconds (default 60; 0 turns it off), this rank prints
+/// one line and exits, which makes the launcher end the job.
+class StartupWatch {
+public:
+  StartupWatch();
+  ~StartupWatch();
+  void done();
+
+private:
+  std::mutex mutex;
+  std::condition_variable finished;
+  bool isDone = false;
+  std::thread thread;
+};
+
 /// Prints the one-line timeout report and, if the context says so, aborts
 /// every rank; otherwise records and returns PIPER_RT_ERROR_TIMEOUT.
 piper_rt_status reportTimeout(piper_rt_context_impl &context,

@@ -23,6 +23,12 @@
 // The watchdog runs only with the progress thread (without it a computing
 // rank sends nothing); PIPER_RT_LIVENESS=0 turns it off.
 //
+// Start-up comes before any heartbeat: a rank stopped or dead before or in
+// MPI_Init left the others in MPI_Init with no deadline at all. The
+// StartupWatch gives start-up a deadline (PIPER_RT_STARTUP); since no rank
+// can hear from another before MPI is up, the line names the rank that
+// waited, not the one that never came.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Internal.h"
@@ -31,6 +37,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
+#include <unistd.h>
 
 using namespace piper::rt;
 
@@ -94,6 +102,72 @@ std::string waitingFor(piper_rt_context_impl &context) {
 }
 
 } // namespace
+
+/// PIPER_RT_STARTUP: 0 (off) or 1 to 86400 seconds; default 60, well above
+/// MPI_Init on a large job and well below the generic timeout.
+static double startupSeconds() {
+  const double fallback = 60.0;
+  const char *text = std::getenv("PIPER_RT_STARTUP");
+  if (!text || !*text)
+    return fallback;
+  char *end = nullptr;
+  errno = 0;
+  double value = std::strtod(text, &end);
+  if (end != text && *end == '\0' && errno == 0 && std::isfinite(value) &&
+      (value == 0 || (value >= 1 && value <= 86400)))
+    return value;
+  std::fprintf(stderr,
+               "piper-rt: PIPER_RT_STARTUP='%s' is not 0 (off) or 1 to 86400 "
+               "seconds; using %g s\n",
+               text, fallback);
+  return fallback;
+}
+
+/// The launcher's rank and size of this process, before MPI can say.
+static const char *launcherValue(std::initializer_list<const char *> names) {
+  for (const char *name : names)
+    if (const char *value = std::getenv(name))
+      if (*value)
+        return value;
+  return "?";
+}
+
+StartupWatch::StartupWatch() {
+  double seconds = startupSeconds();
+  if (seconds == 0)
+    return;
+  thread = std::thread([this, seconds] {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (finished.wait_for(lock, std::chrono::duration<double>(seconds),
+                          [this] { return isDone; }))
+      return;
+    std::fprintf(
+        stderr,
+        "piper-rt: rank %s of %s: start-up (MPI_Init and the runtime's "
+        "set-up) did not finish in %g s: another rank stopped, hung or died "
+        "before it started (PIPER_RT_STARTUP=%g); aborting the job\n",
+        launcherValue(
+            {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}),
+        launcherValue({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}),
+        seconds, seconds);
+    std::fflush(stderr);
+    // MPI may not be up: MPI_Abort is not available. A rank that exits
+    // makes the launcher end the job.
+    _exit(PIPER_RT_ABORT_EXIT_CODE);
+  });
+}
+
+void StartupWatch::done() {
+  {
+    std::lock_guard<std::mutex> guard(mutex);
+    isDone = true;
+  }
+  finished.notify_all();
+  if (thread.joinable())
+    thread.join();
+}
+
+StartupWatch::~StartupWatch() { done(); }
 
 void piper::rt::startLiveness(piper_rt_context_impl &context) {
   double silence = livenessSeconds(context.rank);

@@ -1,0 +1,1 @@
+module attributes {test.a = array<index: 1>} {}
