@@ -19,6 +19,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import ir
+from . import moe
 from .capture import is_rmsnorm_module
 
 
@@ -75,7 +76,7 @@ class _Repeated:
 
 
 _PENDING = (_Scaled, _Masked, _Probs, _Half, _Rotated, _RotSin, _Expanded,
-            _Repeated)
+            _Repeated) + moe.PENDING
 
 
 def op_name(node):
@@ -133,6 +134,7 @@ class Lowering:
         self.as_row = set()
         self.node = None
         self.attention_heads = []
+        self.expert_params = set()  # names of MoE expert weights
 
     # -- diagnostics ------------------------------------------------------
     def fail(self, message, node=None):
@@ -165,6 +167,10 @@ class Lowering:
                       % op_name(self.node))
         if isinstance(v, (_Expanded, _Repeated)):
             self.fail("%s uses repeated key/value heads outside attention"
+                      % op_name(self.node))
+        if isinstance(v, moe.PENDING):
+            self.fail("%s uses a top-k routing result outside the MoE pattern "
+                      "w / w.sum(-1, keepdim=True), experts(x, w, idx)"
                       % op_name(self.node))
         if isinstance(v, _PENDING):
             self.fail("%s uses attention scores outside the pattern "
@@ -324,6 +330,8 @@ class Lowering:
                                x.shape, x.dtype, {"epsilon": float(m.eps)})
         if is_rmsnorm_module(m):
             return self.rmsnorm(node, m)
+        if moe.is_experts_module(m):
+            return moe.experts(self, node, m)
         if isinstance(m, nn.GELU):
             return self.gelu(args[0], m.approximate)
         if isinstance(m, (nn.ReLU, nn.SiLU, nn.Sigmoid, nn.Tanh)):
@@ -393,6 +401,10 @@ class Lowering:
             return self.expand(args[0], self.val(list(sizes)))
         if name == "repeat_interleave":
             return self.repeat_interleave(node, args, kw)
+        if name == "topk":
+            return moe.topk(self, node, args, kw)
+        if name == "sum" and isinstance(self.val(args[0]), moe.TopKPart):
+            return moe.topk_sum(self, node, self.val(args[0]))
         if name == "float" or name == "type_as" or name == "to":
             x = self.tensor(args[0])
             if ir.DTYPES.get(str(self.values[node].dtype)[6:]) == x.dtype:
@@ -407,6 +419,8 @@ class Lowering:
             return self.multiply(args[0], args[1])
         if f in DIV:
             d = self.val(args[1])
+            if isinstance(d, moe.TopKSum):
+                return moe.normalise(self, self.val(args[0]), d)
             if isinstance(d, (int, float)) or (
                     isinstance(d, _Const) and torch.as_tensor(d.value).numel() == 1):
                 return self.scale(args[0], 1.0 / _scalar(d))
@@ -445,6 +459,11 @@ class Lowering:
                 args[0], args[1] if len(args) > 1 else kw["target"],
                 kw.get("reduction", "mean"), kw.get("ignore_index", -100),
                 kw.get("label_smoothing", 0.0))
+        if f is torch.topk:
+            return moe.topk(self, node, args, kw)
+        if f is getattr and isinstance(self.val(args[0]), moe.TopK) and \
+                args[1] in ("values", "indices"):
+            return moe.getitem(self, self.val(args[0]), 0 if args[1] == "values" else 1)
         if f is getattr and args[1] in ("T", "mT"):
             xv = self.tensor(args[0])
             if args[1] == "T":
@@ -741,6 +760,8 @@ class Lowering:
 
     def getitem(self, x, index):
         v = self.val(x)
+        if isinstance(v, moe.TopK):
+            return moe.getitem(self, v, index)
         out = self.values[self.node]
         items = index if isinstance(index, tuple) else (index,)
         full = slice(None, None, None)

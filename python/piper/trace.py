@@ -193,7 +193,8 @@ def trace(module, inputs, loss=None, loss_inputs=(), mesh=None,
         arg = ir.Argument(name, v.shape, v.dtype, param=None)
         arg.value = v
         v.arg = arg
-        arg.param = _param_attr(name, p, len(v.shape), mesh, placements)
+        arg.param = _param_attr(name, p, len(v.shape), mesh, placements,
+                                name in low.expert_params)
         b.args.append(arg)
         infos.append(ParamInfo(name, p, low.transposed[name], v.shape,
                                len(b.args) - 1))
@@ -209,7 +210,7 @@ def trace(module, inputs, loss=None, loss_inputs=(), mesh=None,
     return TracedModel(text, infos, data)
 
 
-def _param_attr(name, p, rank, mesh, placements):
+def _param_attr(name, p, rank, mesh, placements, expert=False):
     t = p.detach()
     if bool((t == 0).all()):
         init = "zeros"
@@ -224,6 +225,9 @@ def _param_attr(name, p, rank, mesh, placements):
         if fnmatch.fnmatchcase(name, pattern):
             placement = pl
             break
+    if placement is None and expert and mesh and "ep" in mesh:
+        # As piper-gen places experts: E / ep of them per rank.
+        placement = Placement([("ep",)] + [()] * (rank - 1))
     if placement is None and mesh and "dp" in mesh:
         placement = Placement()
     if placement is not None and mesh:
