@@ -39,9 +39,13 @@ class Placement:
 
 
 class ParamInfo:
-    def __init__(self, name, tensor, transposed, ir_shape, arg_index):
-        self.name = name  # canonical state_dict name
-        self.tensor = tensor  # the module's Parameter
+    def __init__(self, name, tensor, transposed, ir_shape, arg_index,
+                 piece=None):
+        self.name = name  # canonical state_dict name (or a piece's name)
+        self.tensor = tensor  # the module's Parameter (or a piece's slice)
+        # (state_dict name, start, stop, Parameter) of a fused projection's
+        # piece: rows [start, stop) of that Parameter.
+        self.piece = piece
         self.transposed = transposed  # stored in the IR as its transpose
         self.ir_shape = ir_shape  # its shape in the IR
         self.arg_index = arg_index
@@ -87,7 +91,14 @@ class TracedModel:
         values = _data.read_params(path)
         out = {}
         for p in self.params:
-            out[p.name] = p.from_ir(torch.tensor(values[p.name], dtype=torch.float64))
+            t = p.from_ir(torch.tensor(values[p.name], dtype=torch.float64))
+            if p.piece is None:
+                out[p.name] = t
+                continue
+            full, start, stop, param = p.piece
+            if full not in out:
+                out[full] = param.detach().double().clone()
+            out[full][start:stop] = t
         return out
 
     def synthetic_inputs(self, seed, step, batch_factor=1):
@@ -186,7 +197,12 @@ def trace(module, inputs, loss=None, loss_inputs=(), mesh=None,
     data_args = [a for a in b.args if id(a.value) in used]
     b.args = []
     infos = []
+    ordered = []
     for name, p in params.items():
+        ordered.append((name, p))
+        ordered += [(n, low.params[n]) for n, (full, _, _) in low.pieces.items()
+                    if full == name]
+    for name, p in ordered:
         v = low.param_values.get(name)
         if v is None or id(v) not in used:
             continue
@@ -196,8 +212,12 @@ def trace(module, inputs, loss=None, loss_inputs=(), mesh=None,
         arg.param = _param_attr(name, p, len(v.shape), mesh, placements,
                                 name in low.expert_params)
         b.args.append(arg)
+        piece = None
+        if name in low.pieces:
+            full, start, stop = low.pieces[name]
+            piece = (full, start, stop, params[full])
         infos.append(ParamInfo(name, p, low.transposed[name], v.shape,
-                               len(b.args) - 1))
+                               len(b.args) - 1, piece))
     data = []
     torch_shapes = {n.name: tuple(values[n].shape) for n in gm.graph.nodes
                     if n.op == "placeholder" and isinstance(values[n], torch.Tensor)}
