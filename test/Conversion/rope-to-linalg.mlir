@@ -71,3 +71,39 @@ func.func @rope_bf16(%x: tensor<1x2x4xbf16>) -> tensor<1x2x4xbf16> {
   %r = piper.rope %x {head_dim = 4 : i64} : tensor<1x2x4xbf16>
   return %r : tensor<1x2x4xbf16>
 }
+
+// -----
+
+// Positions from the offset: index 0 of the tables plus 5.
+// CHECK-LABEL: func.func @rope_offset(
+// CHECK:         linalg.generic
+// CHECK:           %[[I:.*]] = linalg.index 0 : index
+// CHECK:           %[[P:.*]] = arith.addi %[[I]], %c5{{.*}} : index
+// CHECK:           %[[PI:.*]] = arith.index_cast %[[P]] : index to i64
+// CHECK:           arith.sitofp %[[PI]] : i64 to f32
+func.func @rope_offset(%x: tensor<1x4x4xf32>) -> tensor<1x4x4xf32> {
+  %r = piper.rope %x {head_dim = 4 : i64, offset = 5 : i64} : tensor<1x4x4xf32>
+  return %r : tensor<1x4x4xf32>
+}
+
+// -----
+
+// Partial rotary: the first 4 of each head's 8 channels rotate (tables
+// [S, 2], exponent 2c / 4); the heads [B, S, N, Dh] give the slice that
+// rotates, and the rotated pairs are inserted back into them, so channels
+// 4..7 pass through.
+// CHECK-LABEL: func.func @rope_partial(
+// CHECK-SAME:    %[[X:.*]]: tensor<2x3x16xf64>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<3x2xf64>, tensor<3x2xf64>)
+// CHECK:           arith.constant 4.000000e+00 : f64
+// CHECK:         %[[H:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 3, 2, 8] : tensor<2x3x16xf64> into tensor<2x3x2x8xf64>
+// CHECK:         %[[ROT:.*]] = tensor.extract_slice %[[H]][0, 0, 0, 0] [2, 3, 2, 4] [1, 1, 1, 1] : tensor<2x3x2x8xf64> to tensor<2x3x2x4xf64>
+// CHECK:         tensor.expand_shape %[[ROT]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [2, 3, 2, 2, 2]
+// CHECK:         %[[R:.*]] = linalg.generic
+// CHECK:         %[[R4:.*]] = tensor.collapse_shape %[[R]] {{\[\[}}0], [1], [2], [3, 4]] : tensor<2x3x2x2x2xf64> into tensor<2x3x2x4xf64>
+// CHECK:         %[[FULL:.*]] = tensor.insert_slice %[[R4]] into %[[H]][0, 0, 0, 0] [2, 3, 2, 4] [1, 1, 1, 1]
+// CHECK:         tensor.collapse_shape %[[FULL]] {{\[\[}}0], [1], [2, 3]] : tensor<2x3x2x8xf64> into tensor<2x3x16xf64>
+func.func @rope_partial(%x: tensor<2x3x16xf64>) -> tensor<2x3x16xf64> {
+  %r = piper.rope %x {head_dim = 8 : i64, rotary_dim = 4 : i64} : tensor<2x3x16xf64>
+  return %r : tensor<2x3x16xf64>
+}
