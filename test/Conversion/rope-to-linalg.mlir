@@ -89,10 +89,21 @@ func.func @rope_offset(%x: tensor<1x4x4xf32>) -> tensor<1x4x4xf32> {
 // -----
 
 // Partial rotary: the first 4 of each head's 8 channels rotate (tables
-// [S, 2], exponent 2c / 4); the heads [B, S, N, Dh] give the slice that
-// rotates, and the rotated pairs are inserted back into them, so channels
-// 4..7 pass through.
+// [S, 2], exponent 2c / 4) in one generic over the heads [B, S, N, Dh] that
+// reads each channel's partner and table entries with tensor.extract;
+// channels 4..7 pass through. No slice is inserted back (a strided copy).
 // CHECK-LABEL: func.func @rope_partial(
+// CHECK-SAME:    %[[X:.*]]: tensor<2x3x16xf64>)
+// CHECK:         %[[T:.*]]:2 = linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<3x2xf64>, tensor<3x2xf64>)
+// CHECK:           arith.constant 4.000000e+00 : f64
+// CHECK:         %[[H:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 3, 2, 8] : tensor<2x3x16xf64> into tensor<2x3x2x8xf64>
+// CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<2x3x2x8xf64>) outs(%{{.*}} : tensor<2x3x2x8xf64>)
+// CHECK:           tensor.extract %[[H]][
+// CHECK:           tensor.extract %[[T]]#0[
+// CHECK:           tensor.extract %[[T]]#1[
+// CHECK:         tensor.collapse_shape %[[R]] {{\[\[}}0], [1], [2, 3]] : tensor<2x3x2x8xf64> into tensor<2x3x16xf64>
+// CHECK-NOT:     tensor.insert_slice
+func.func @rope_partial(
 // CHECK-SAME:    %[[X:.*]]: tensor<2x3x16xf64>)
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<3x2xf64>, tensor<3x2xf64>)
 // CHECK:           arith.constant 4.000000e+00 : f64
