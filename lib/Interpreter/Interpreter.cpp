@@ -610,7 +610,8 @@ LogicalResult Executor::execute(Operation &op,
       .Case([&](RopeOp o) {
         return single(op, results, [&](Out &out) {
           return ref::rope(tensor(o.getX()), o.getHeadDim(),
-                           o.getTheta().convertToDouble(), o.getInverse(), out);
+                           o.getTheta().convertToDouble(), o.getInverse(), out,
+                           o.getOffset(), o.getRotaryDim().value_or(0));
         });
       })
       .Case([&](EmbeddingOp o) {

@@ -282,7 +282,9 @@ Value ModelBuilder::attention(const Twine &prefix, Value x) {
     auto rope = [&](StringRef name, Value x) -> Value {
       return RopeOp::create(b, loc(p + name), x.getType(), x,
                             b.getI64IntegerAttr(headDim),
-                            b.getF64FloatAttr(config.ropeTheta), UnitAttr());
+                            b.getF64FloatAttr(config.ropeTheta), UnitAttr(),
+                            /*offset=*/b.getI64IntegerAttr(0),
+                            /*rotary_dim=*/IntegerAttr());
     };
     q = rope("q_rope", q);
     k = rope("k_rope", k);

@@ -18,6 +18,7 @@ import torch
 import torch.fx as fx
 
 from . import annotation as ann
+from .moe import is_experts_module
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -95,7 +96,7 @@ class PiperTracer(fx.Tracer):
         return super().getattr(attr, attr_val, parameter_proxy_cache)
 
     def is_leaf_module(self, m, qualname):
-        if is_rmsnorm_module(m):
+        if is_rmsnorm_module(m) or is_experts_module(m):
             return True
         return super().is_leaf_module(m, qualname)
 

@@ -161,6 +161,11 @@ def op_text(o, name_of):
         text = "%s = %s %s%s : %s -> %s" % (
             res, o.name, ops, attrs, ", ".join(v.type for v in o.operands),
             r.type)
+    elif o.kind == "multi":
+        text = "%s = %s %s%s : %s -> %s" % (
+            ", ".join(name_of(v) for v in o.results), o.name, ops, attrs,
+            ", ".join(v.type for v in o.operands),
+            ", ".join(v.type for v in o.results))
     elif o.kind == "convert":
         text = "%s = %s %s%s : %s -> %s" % (res, o.name, ops, attrs,
                                             o.operands[0].type, r.type)

@@ -19,6 +19,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import ir
+from . import moe
+from . import rotary
 from .capture import is_rmsnorm_module
 
 
@@ -41,23 +43,51 @@ class _Probs:
         self.masked = masked
 
 
-class _Half:
-    """x[..., :D/2] (which 0) or x[..., D/2:] (which 1), maybe negated:
-    pieces of rotate_half."""
-    def __init__(self, x, which, neg=False):
-        self.x, self.which, self.neg = x, which, neg
+class _Slice:
+    """x[..., start:stop] of the last dim, maybe negated: the halves of
+    rotate_half and the rotary and pass-through parts of partial rotary."""
+    def __init__(self, x, start, stop, neg=False):
+        self.x, self.start, self.stop, self.neg = x, start, stop, neg
 
 
 class _Rotated:
-    """rotate_half(x) = cat(-x[..., D/2:], x[..., :D/2])."""
-    def __init__(self, x):
-        self.x = x
+    """rotate_half of x's first `rot` channels: cat(-x[..., rot/2:rot],
+    x[..., :rot/2]) (rot = D: Llama's rotate_half(x))."""
+    def __init__(self, x, rot):
+        self.x, self.rot = x, rot
 
 
 class _RotSin:
-    """rotate_half(x) * sin, waiting for `x * cos +`."""
-    def __init__(self, x, sin):
-        self.x, self.sin = x, sin
+    """rotate_half(x[..., :rot]) * sin, waiting for `x[..., :rot] * cos +`."""
+    def __init__(self, x, sin, rot):
+        self.x, self.sin, self.rot = x, sin, rot
+
+
+class _SliceCos:
+    """x[..., :rot] * cos of partial rotary."""
+    def __init__(self, x, cos, rot):
+        self.x, self.cos, self.rot = x, cos, rot
+
+
+class _PartialRope:
+    """x[..., :rot] * cos + rotate_half(x[..., :rot]) * sin, waiting for
+    cat((it, x[..., rot:]), dim=-1)."""
+    def __init__(self, x, cos, sin, rot):
+        self.x, self.cos, self.sin, self.rot = x, cos, sin, rot
+
+
+class _Fused:
+    """A linear whose output is only split along its last dim (a fused
+    q/k/v or gate/up projection), by name of its weight and bias."""
+    def __init__(self, x, weight, bias):
+        self.x, self.weight, self.bias = x, weight, bias
+
+
+class _Pieces:
+    """split/chunk of a _Fused: the [start, stop) output features of each
+    piece."""
+    def __init__(self, fused, bounds):
+        self.fused, self.bounds = fused, bounds
 
 
 class _Expanded:
@@ -74,8 +104,10 @@ class _Repeated:
         self.x, self.n = x, n
 
 
-_PENDING = (_Scaled, _Masked, _Probs, _Half, _Rotated, _RotSin, _Expanded,
-            _Repeated)
+_ROTARY = (_Slice, _Rotated, _RotSin, _SliceCos, _PartialRope)
+_PENDING = (_Scaled, _Masked, _Probs, _Slice, _Rotated, _RotSin, _SliceCos,
+            _PartialRope, _Fused, _Pieces, _Expanded,
+            _Repeated) + moe.PENDING
 
 
 def op_name(node):
@@ -120,7 +152,10 @@ class Lowering:
     def __init__(self, gm, values, params, param_names, dtype, split_bias=False):
         self.gm = gm
         self.values = values  # node -> concrete value
-        self.params = params  # canonical name -> torch Parameter
+        # canonical name -> torch Parameter, and the pieces of fused
+        # projections' weights (slices of their Parameter, see _Fused).
+        self.params = dict(params)
+        self.pieces = {}  # piece name -> (full name, start, stop)
         self.param_names = param_names  # id(Parameter) -> canonical name
         self.dtype = dtype
         self.b = ir.Builder()
@@ -133,6 +168,7 @@ class Lowering:
         self.as_row = set()
         self.node = None
         self.attention_heads = []
+        self.expert_params = set()  # names of MoE expert weights
 
     # -- diagnostics ------------------------------------------------------
     def fail(self, message, node=None):
@@ -159,12 +195,19 @@ class Lowering:
 
     def tensor(self, a, what="operand"):
         v = self.val(a)
-        if isinstance(v, (_Half, _Rotated, _RotSin)):
-            self.fail("%s uses a half or rotation of a tensor outside the "
-                      "rotary pattern x * cos + cat(-x2, x1) * sin"
-                      % op_name(self.node))
+        if isinstance(v, _ROTARY):
+            self.fail("%s uses a slice or rotation of a tensor outside the "
+                      "rotary pattern x * cos + cat(-x2, x1) * sin (partial: "
+                      "cat((x[..., :R] * cos + rotate_half(x[..., :R]) * "
+                      "sin, x[..., R:]), dim=-1)); slices of computed tensors "
+                      "are only understood there and as fused projections' "
+                      "split/chunk" % op_name(self.node))
         if isinstance(v, (_Expanded, _Repeated)):
             self.fail("%s uses repeated key/value heads outside attention"
+                      % op_name(self.node))
+        if isinstance(v, moe.PENDING):
+            self.fail("%s uses a top-k routing result outside the MoE pattern "
+                      "w / w.sum(-1, keepdim=True), experts(x, w, idx)"
                       % op_name(self.node))
         if isinstance(v, _PENDING):
             self.fail("%s uses attention scores outside the pattern "
@@ -178,9 +221,13 @@ class Lowering:
                       "attention pattern" % op_name(self.node))
         return v
 
+    def _name(self, p):
+        return p if isinstance(p, str) else self.param_names[id(p)]
+
     def param(self, p):
-        """The IR value of parameter `p` in the module's own layout."""
-        name = self.param_names[id(p)]
+        """The IR value of parameter `p` (or a piece's name) in the module's
+        own layout."""
+        name = self._name(p)
         v = self.param_value(name)
         if self.transposed[name]:
             v = self.b.transpose(v, (1, 0))
@@ -200,7 +247,7 @@ class Lowering:
 
     def linear_weight(self, p):
         """`p` as piper.linear's input-major [In, Out] weight."""
-        name = self.param_names[id(p)]
+        name = self._name(p)
         if self.transposed[name]:
             return self.param_value(name)
         return self.b.transpose(self.param_value(name), (1, 0))
@@ -306,11 +353,14 @@ class Lowering:
                     uses[name].add("linear" if linear_use and node.users else "other")
         for name, u in uses.items():
             self.transposed[name] = u == {"linear"} and self.params[name].dim() == 2
+        self.uses = uses
 
     # -- modules ----------------------------------------------------------
     def call_module(self, node, m):
         args = node.args
         if isinstance(m, nn.Linear):
+            if self.only_split(node):
+                return _Fused(self.tensor(args[0]), m.weight, m.bias)
             return self.linear(args[0], m.weight, m.bias)
         if isinstance(m, nn.Embedding):
             return self.embedding(args[0], m.weight, m)
@@ -324,6 +374,8 @@ class Lowering:
                                x.shape, x.dtype, {"epsilon": float(m.eps)})
         if is_rmsnorm_module(m):
             return self.rmsnorm(node, m)
+        if moe.is_experts_module(m):
+            return moe.experts(self, node, m)
         if isinstance(m, nn.GELU):
             return self.gelu(args[0], m.approximate)
         if isinstance(m, (nn.ReLU, nn.SiLU, nn.Sigmoid, nn.Tanh)):
@@ -393,6 +445,12 @@ class Lowering:
             return self.expand(args[0], self.val(list(sizes)))
         if name == "repeat_interleave":
             return self.repeat_interleave(node, args, kw)
+        if name == "topk":
+            return moe.topk(self, node, args, kw)
+        if name in ("split", "chunk"):
+            return self.split(node, args[0])
+        if name == "sum" and isinstance(self.val(args[0]), moe.TopKPart):
+            return moe.topk_sum(self, node, self.val(args[0]))
         if name == "float" or name == "type_as" or name == "to":
             x = self.tensor(args[0])
             if ir.DTYPES.get(str(self.values[node].dtype)[6:]) == x.dtype:
@@ -407,6 +465,8 @@ class Lowering:
             return self.multiply(args[0], args[1])
         if f in DIV:
             d = self.val(args[1])
+            if isinstance(d, moe.TopKSum):
+                return moe.normalise(self, self.val(args[0]), d)
             if isinstance(d, (int, float)) or (
                     isinstance(d, _Const) and torch.as_tensor(d.value).numel() == 1):
                 return self.scale(args[0], 1.0 / _scalar(d))
@@ -427,6 +487,8 @@ class Lowering:
             b = self.values[args[2]] if len(args) > 2 and args[2] is not None else kw.get("bias")
             if not isinstance(w, nn.Parameter) or (b is not None and not isinstance(b, nn.Parameter)):
                 self.unsupported(": the weight and bias must be parameters")
+            if self.only_split(node):
+                return _Fused(self.tensor(args[0]), w, b)
             return self.linear(args[0], w, b)
         if f is F.embedding:
             return self.embedding(args[0], self.values[args[1]], None)
@@ -445,6 +507,13 @@ class Lowering:
                 args[0], args[1] if len(args) > 1 else kw["target"],
                 kw.get("reduction", "mean"), kw.get("ignore_index", -100),
                 kw.get("label_smoothing", 0.0))
+        if f is torch.topk:
+            return moe.topk(self, node, args, kw)
+        if f is torch.split or f is torch.chunk:
+            return self.split(node, args[0])
+        if f is getattr and isinstance(self.val(args[0]), moe.TopK) and \
+                args[1] in ("values", "indices"):
+            return moe.getitem(self, self.val(args[0]), 0 if args[1] == "values" else 1)
         if f is getattr and args[1] in ("T", "mT"):
             xv = self.tensor(args[0])
             if args[1] == "T":
@@ -484,7 +553,7 @@ class Lowering:
         shape = x.shape[:-1] + (wv.shape[1],)
         if bias is not None and self.split_bias:
             y = self.b.full("piper.linear", [x, wv], shape, x.dtype)
-            name = self.param_names[id(bias)]
+            name = self._name(bias)
             self.as_row.add(name)
             ones = self.b.constant(1.0, x.shape[:-1] + (1,), x.dtype)
             term = self.b.full("piper.linear", [ones, self.param_value(name)],
@@ -494,6 +563,57 @@ class Lowering:
         if bias is not None:
             operands.append(self.param(bias))
         return self.b.full("piper.linear", operands, shape, x.dtype)
+
+    # -- fused projections -------------------------------------------------
+    def only_split(self, node):
+        """Whether every use of `node` splits it along its last dim."""
+        rank = len(self.values[node].shape)
+        for u in node.users:
+            split = (u.op == "call_method" and u.target in ("split", "chunk")) or (
+                u.op == "call_function" and u.target in (torch.split, torch.chunk))
+            if not split or u.args[0] is not node:
+                return False
+            dim = u.args[2] if len(u.args) > 2 else u.kwargs.get("dim", 0)
+            if not isinstance(dim, int) or dim % rank != rank - 1:
+                return False
+        return bool(node.users)
+
+    def split(self, node, x):
+        """split/chunk of a fused projection: its pieces."""
+        f = self.val(x)
+        if not isinstance(f, _Fused):
+            self.unsupported(" (split/chunk: only of a linear's output along "
+                             "its last dim, a fused projection)")
+        bounds, at = [], 0
+        for t in self.values[node]:
+            bounds.append((at, at + t.shape[-1]))
+            at += t.shape[-1]
+        return _Pieces(f, bounds)
+
+    def fused_piece(self, pieces, index):
+        """Piece `index` of a fused projection: a linear of the weight's
+        (and bias's) output features [start, stop), each its own parameter
+        `<name>.<index>` in the IR."""
+        f = pieces.fused
+        if not isinstance(index, int) or not -len(pieces.bounds) <= index < len(pieces.bounds):
+            self.unsupported(" (a piece of a fused projection by its index)")
+        index %= len(pieces.bounds)
+        start, stop = pieces.bounds[index]
+        w = self.piece_param(f.weight, index, start, stop)
+        b = self.piece_param(f.bias, index, start, stop) if f.bias is not None else None
+        return self.linear(f.x, w, b)
+
+    def piece_param(self, p, index, start, stop):
+        full = self._name(p)
+        if self.params[full].dim() == 2 and self.uses.get(full) != {"linear"}:
+            self.fail("the fused projection weight '%s' is also used outside "
+                      "its split linear" % full)
+        name = "%s.%d" % (full, index)
+        if name not in self.params:
+            self.params[name] = self.params[full][start:stop]
+            self.transposed[name] = self.transposed[full]
+            self.pieces[name] = (full, start, stop)
+        return name
 
     def embedding(self, ids, table, m):
         if m is not None and (m.padding_idx is not None or m.max_norm is not None):
@@ -551,6 +671,9 @@ class Lowering:
             for x, y in ((av, bv), (bv, av)):
                 if isinstance(y, _RotSin) and isinstance(x, ir.Value):
                     return self.rope(x, y)
+                if isinstance(y, _RotSin) and isinstance(x, _SliceCos) and \
+                        x.x is y.x and x.rot == y.rot:
+                    return _PartialRope(x.x, x.cos, y.sin, x.rot)
         if isinstance(av, ir.Value) and isinstance(bv, ir.Value):
             if av.shape != bv.shape:
                 av, bv = self.broadcast_embedding(av, bv)
@@ -604,7 +727,10 @@ class Lowering:
         av, bv = self.val(a), self.val(b)
         for x, y in ((av, bv), (bv, av)):
             if isinstance(x, _Rotated) and isinstance(y, _Const):
-                return _RotSin(x.x, y.value)
+                return _RotSin(x.x, y.value, x.rot)
+            if isinstance(x, _Slice) and not x.neg and x.start == 0 and \
+                    isinstance(y, _Const):
+                return _SliceCos(x.x, y.value, x.stop)
         for x, y in ((av, bv), (bv, av)):
             if isinstance(y, (int, float)) or (
                     isinstance(y, _Const) and torch.as_tensor(y.value).numel() == 1):
@@ -623,8 +749,8 @@ class Lowering:
 
     def scale(self, x, s):
         v = self.val(x)
-        if isinstance(v, _Half) and s == -1.0:
-            return _Half(v.x, v.which, not v.neg)
+        if isinstance(v, _Slice) and s == -1.0:
+            return _Slice(v.x, v.start, v.stop, not v.neg)
         if isinstance(v, ir.Value) and v.op is not None and v.op.name == "piper.matmul" and len(v.shape) == 4:
             return _Scaled(v, s)
         if isinstance(v, _Scaled):
@@ -741,35 +867,49 @@ class Lowering:
 
     def getitem(self, x, index):
         v = self.val(x)
+        if isinstance(v, moe.TopK):
+            return moe.getitem(self, v, index)
+        if isinstance(v, _Pieces):
+            return self.fused_piece(v, index)
         out = self.values[self.node]
         items = index if isinstance(index, tuple) else (index,)
         full = slice(None, None, None)
         if all(i is None or i is Ellipsis or i == full for i in items):
             return self.b.reshape(self.tensor(x), tuple(out.shape))
         last = items[-1]
+        base = v.x if isinstance(v, _Slice) else v
         prefix_ok = all(i is Ellipsis or i == full for i in items[:-1]) and (
-            Ellipsis in items[:-1] or isinstance(v, ir.Value) and
-            len(items) == len(v.shape))
-        if isinstance(v, ir.Value) and isinstance(last, slice) and prefix_ok \
-                and last.step in (None, 1):
-            D = v.shape[-1]
-            if D % 2 == 0 and (last.start, last.stop) in ((None, D // 2), (0, D // 2)):
-                return _Half(v, 0)
-            if D % 2 == 0 and (last.start, last.stop) in ((D // 2, None), (D // 2, D)):
-                return _Half(v, 1)
-        self.unsupported(" (indexing: only views and the halves "
-                         "x[..., :D/2], x[..., D/2:] of rotate_half)")
+            Ellipsis in items[:-1] or isinstance(base, ir.Value) and
+            len(items) == len(base.shape))
+        if isinstance(base, ir.Value) and isinstance(last, slice) and prefix_ok \
+                and last.step in (None, 1) and not getattr(v, "neg", False):
+            width = v.stop - v.start if isinstance(v, _Slice) else v.shape[-1]
+            a, b, _ = last.indices(width)
+            if isinstance(v, ir.Value) and (a, b) == (0, width):
+                return v
+            if b > a:
+                at = v.start if isinstance(v, _Slice) else 0
+                return _Slice(base, at + a, at + b)
+        self.unsupported(" (indexing: only views and slices of the last dim "
+                         "in rotary embeddings, x[..., :D/2], x[..., :R])")
 
     def cat(self, pieces, dim):
         ps = [self.val(p) for p in pieces]
-        if len(ps) == 2 and all(isinstance(p, _Half) for p in ps):
+        if len(ps) == 2:
             a, b = ps
-            r = len(a.x.shape)
-            if (a.x is b.x and dim % r == r - 1 and a.which == 1 and a.neg
-                    and b.which == 0 and not b.neg):
-                return _Rotated(a.x)
-        self.unsupported(" (only rotate_half's cat((-x[..., D/2:], "
-                         "x[..., :D/2]), dim=-1))")
+            x = getattr(a, "x", None)
+            last = x is not None and dim % len(x.shape) == len(x.shape) - 1
+            if (last and isinstance(a, _Slice) and isinstance(b, _Slice)
+                    and a.x is b.x and a.neg and not b.neg and b.start == 0
+                    and a.start == b.stop and a.stop == 2 * b.stop):
+                return _Rotated(a.x, a.stop)
+            if (last and isinstance(a, _PartialRope) and isinstance(b, _Slice)
+                    and b.x is a.x and not b.neg and b.start == a.rot
+                    and b.stop == a.x.shape[-1]):
+                return self.emit_rope(a.x, a.cos, a.sin, a.rot)
+        self.unsupported(" (only rotate_half's cat((-x[..., R/2:R], "
+                         "x[..., :R/2]), dim=-1) and partial rotary's "
+                         "cat((rotated, x[..., R:]), dim=-1))")
 
     def expand(self, x, sizes):
         v = self.tensor(x)
@@ -802,47 +942,47 @@ class Lowering:
         x = rotsin.x
         mul = xcos.op
         if (mul is None or mul.name != "piper.mul" or x not in mul.operands
-                or len(x.shape) != 4):
+                or len(x.shape) != 4 or rotsin.rot != x.shape[-1]):
             self.fail("rotary embedding must be x * cos + rotate_half(x) * sin "
                       "of one 4-d heads tensor x")
         other = mul.operands[1] if mul.operands[0] is x else mul.operands[0]
         if other.op is None or other.op.name != "arith.constant":
             self.fail("rotary embedding: cos must be a constant table")
-        cos = torch.as_tensor(other.op.payload, dtype=torch.float64).expand(x.shape)
-        sin_t = torch.as_tensor(rotsin.sin)
-        sin = sin_t.to(torch.float64).expand(x.shape)
+        return self.emit_rope(x, other.op.payload, rotsin.sin, x.shape[-1])
+
+    def emit_rope(self, x, cos_t, sin_t, rot):
+        """piper.rope of heads `x` given its tables (constants that
+        broadcast to x's first `rot` channels)."""
+        if len(x.shape) != 4:
+            self.fail("rotary embedding must rotate one 4-d heads tensor")
+        shape = x.shape[:-1] + (rot,)
+        sin_t = torch.as_tensor(sin_t)
+        try:
+            cos = torch.as_tensor(cos_t, dtype=torch.float64).expand(shape)
+            sin = sin_t.to(torch.float64).expand(shape)
+        except RuntimeError:
+            self.fail("the rotary tables do not broadcast to %s" % (shape,))
         src, rebuild = self.packed_heads(x)
         seq_dim = 2 if (x.op is not None and x.op.name == "piper.transpose"
                         and tuple(x.op.attrs["permutation"]) == (0, 2, 1, 3)) else 1
-        B, S = src.shape[0], src.shape[1]
-        D = x.shape[-1]
-        theta = self.fit_theta(cos, sin, seq_dim, S, D)
+        S, D = src.shape[1], x.shape[-1]
+        theta, offset = rotary.fit(cos, sin, seq_dim, S, rot)
         tol = 1e-12 if sin_t.dtype == torch.float64 else 1e-5
-        want_cos, want_sin = _rope_tables(theta, S, D, seq_dim, x.shape)
-        if not (torch.allclose(cos, want_cos, rtol=0, atol=tol)
+        want_cos, want_sin = rotary.tables(theta, offset, S, rot, seq_dim, shape)
+        if offset < 0 or not (
+                torch.allclose(cos, want_cos, rtol=0, atol=tol)
                 and torch.allclose(sin, want_sin, rtol=0, atol=tol)):
             self.fail("the rotary tables are not cos/sin(position * "
-                      "theta^(-2c/D)) at positions 0..%d for any theta "
-                      "(fitted %r); piper.rope needs position ids 0..S-1 and "
-                      "tables computed in the model's dtype" % (S - 1, theta))
-        out = self.b.same("piper.rope", src, {"head_dim": D,
-                                              "theta": float(theta)})
-        return rebuild(out)
-
-    def fit_theta(self, cos, sin, seq_dim, S, D):
-        """theta from the angle of the slowest pair at position 1."""
-        if S < 2 or D < 4:
-            return 10000.0
-        idx = [0] * 4
-        idx[seq_dim] = 1
-        idx[3] = D // 2 - 1
-        a = math.atan2(float(sin[tuple(idx)]), float(cos[tuple(idx)]))
-        if a <= 0:
-            return 10000.0
-        theta = math.exp(-math.log(a) * D / (2.0 * (D // 2 - 1)))
-        if abs(theta - round(theta)) < 1e-6 * theta:
-            theta = float(round(theta))
-        return theta
+                      "theta^(-2c/%d)) at positions p..p+%d for any theta and "
+                      "offset p >= 0 (fitted theta %r, p = %d); piper.rope "
+                      "needs consecutive position ids and tables computed in "
+                      "the model's dtype" % (rot, S - 1, theta, offset))
+        attrs = {"head_dim": D, "theta": float(theta)}
+        if offset:
+            attrs["offset"] = offset
+        if rot != D:
+            attrs["rotary_dim"] = rot
+        return rebuild(self.b.same("piper.rope", src, attrs))
 
     def view(self, node, x):
         if node.meta.get("piper_int_view"):
@@ -886,18 +1026,6 @@ class Lowering:
 class _Const:
     def __init__(self, value):
         self.value = value
-
-
-def _rope_tables(theta, S, D, seq_dim, shape):
-    """PyTorch's rotary tables in f64 (cat(freqs, freqs)), laid out with
-    positions on `seq_dim` and channels last, expanded to `shape`."""
-    inv = 1.0 / (theta ** (torch.arange(0, D, 2, dtype=torch.float64) / D))
-    freqs = torch.outer(torch.arange(S, dtype=torch.float64), inv)
-    emb = torch.cat((freqs, freqs), dim=-1)
-    view = [1, 1, 1, D]
-    view[seq_dim] = S
-    return (emb.cos().reshape(view).expand(shape),
-            emb.sin().reshape(view).expand(shape))
 
 
 def _is_constant(v):

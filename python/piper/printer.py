@@ -5,7 +5,8 @@ An op traced outside every block joins a neighbouring top-level chunk: the
 one before it in trace order, or the first chunk if none comes before (so an
 embedding before the first `annotate("PP")` belongs to stage 0 and a loss
 after the last to the last stage). A trace without any block is one chunk
-`{PP = 0}`. Values flow out of a chunk only through its `piper.yield`.
+`{PP = 0}`; so is one without a `PP` block, its other blocks nested in
+that chunk. Values flow out of a chunk only through its `piper.yield`.
 """
 
 import re
@@ -24,6 +25,12 @@ def _assign_paths(ops):
     if all(p is None for p in paths):
         top = ann.Scope(-1, "PP", 0, None)
         return [[top] for _ in ops]
+    if all(p is None or p[0].tag != "PP" for p in paths):
+        # Blocks but no pipeline stage (MoE's EP blocks in a serial model):
+        # everything is stage 0 and the blocks nest in it, as piper-gen
+        # writes them.
+        top = ann.Scope(-1, "PP", 0, None)
+        return [[top] + (p or []) for p in paths]
     first = next(p for p in paths if p is not None)
     out, prev = [], None
     for p in paths:

@@ -39,9 +39,13 @@ class Placement:
 
 
 class ParamInfo:
-    def __init__(self, name, tensor, transposed, ir_shape, arg_index):
-        self.name = name  # canonical state_dict name
-        self.tensor = tensor  # the module's Parameter
+    def __init__(self, name, tensor, transposed, ir_shape, arg_index,
+                 piece=None):
+        self.name = name  # canonical state_dict name (or a piece's name)
+        self.tensor = tensor  # the module's Parameter (or a piece's slice)
+        # (state_dict name, start, stop, Parameter) of a fused projection's
+        # piece: rows [start, stop) of that Parameter.
+        self.piece = piece
         self.transposed = transposed  # stored in the IR as its transpose
         self.ir_shape = ir_shape  # its shape in the IR
         self.arg_index = arg_index
@@ -87,7 +91,14 @@ class TracedModel:
         values = _data.read_params(path)
         out = {}
         for p in self.params:
-            out[p.name] = p.from_ir(torch.tensor(values[p.name], dtype=torch.float64))
+            t = p.from_ir(torch.tensor(values[p.name], dtype=torch.float64))
+            if p.piece is None:
+                out[p.name] = t
+                continue
+            full, start, stop, param = p.piece
+            if full not in out:
+                out[full] = param.detach().double().clone()
+            out[full][start:stop] = t
         return out
 
     def synthetic_inputs(self, seed, step, batch_factor=1):
@@ -186,17 +197,27 @@ def trace(module, inputs, loss=None, loss_inputs=(), mesh=None,
     data_args = [a for a in b.args if id(a.value) in used]
     b.args = []
     infos = []
+    ordered = []
     for name, p in params.items():
+        ordered.append((name, p))
+        ordered += [(n, low.params[n]) for n, (full, _, _) in low.pieces.items()
+                    if full == name]
+    for name, p in ordered:
         v = low.param_values.get(name)
         if v is None or id(v) not in used:
             continue
         arg = ir.Argument(name, v.shape, v.dtype, param=None)
         arg.value = v
         v.arg = arg
-        arg.param = _param_attr(name, p, len(v.shape), mesh, placements)
+        arg.param = _param_attr(name, p, len(v.shape), mesh, placements,
+                                name in low.expert_params)
         b.args.append(arg)
+        piece = None
+        if name in low.pieces:
+            full, start, stop = low.pieces[name]
+            piece = (full, start, stop, params[full])
         infos.append(ParamInfo(name, p, low.transposed[name], v.shape,
-                               len(b.args) - 1))
+                               len(b.args) - 1, piece))
     data = []
     torch_shapes = {n.name: tuple(values[n].shape) for n in gm.graph.nodes
                     if n.op == "placeholder" and isinstance(values[n], torch.Tensor)}
@@ -209,7 +230,7 @@ def trace(module, inputs, loss=None, loss_inputs=(), mesh=None,
     return TracedModel(text, infos, data)
 
 
-def _param_attr(name, p, rank, mesh, placements):
+def _param_attr(name, p, rank, mesh, placements, expert=False):
     t = p.detach()
     if bool((t == 0).all()):
         init = "zeros"
@@ -224,6 +245,9 @@ def _param_attr(name, p, rank, mesh, placements):
         if fnmatch.fnmatchcase(name, pattern):
             placement = pl
             break
+    if placement is None and expert and mesh and "ep" in mesh:
+        # As piper-gen places experts: E / ep of them per rank.
+        placement = Placement([("ep",)] + [()] * (rank - 1))
     if placement is None and mesh and "dp" in mesh:
         placement = Placement()
     if placement is not None and mesh:

@@ -71,3 +71,39 @@ func.func @rope_bf16(%x: tensor<1x2x4xbf16>) -> tensor<1x2x4xbf16> {
   %r = piper.rope %x {head_dim = 4 : i64} : tensor<1x2x4xbf16>
   return %r : tensor<1x2x4xbf16>
 }
+
+// -----
+
+// Positions from the offset: index 0 of the tables plus 5.
+// CHECK-LABEL: func.func @rope_offset(
+// CHECK:         linalg.generic
+// CHECK:           %[[I:.*]] = linalg.index 0 : index
+// CHECK:           %[[P:.*]] = arith.addi %[[I]], %c5{{.*}} : index
+// CHECK:           %[[PI:.*]] = arith.index_cast %[[P]] : index to i64
+// CHECK:           arith.sitofp %[[PI]] : i64 to f32
+func.func @rope_offset(%x: tensor<1x4x4xf32>) -> tensor<1x4x4xf32> {
+  %r = piper.rope %x {head_dim = 4 : i64, offset = 5 : i64} : tensor<1x4x4xf32>
+  return %r : tensor<1x4x4xf32>
+}
+
+// -----
+
+// Partial rotary: the first 4 of each head's 8 channels rotate (tables
+// [S, 2], exponent 2c / 4) in one generic over the heads [B, S, N, Dh] that
+// reads each channel's partner and table entries with tensor.extract;
+// channels 4..7 pass through. No slice is inserted back (a strided copy).
+// CHECK-LABEL: func.func @rope_partial(
+// CHECK-SAME:    %[[X:.*]]: tensor<2x3x16xf64>)
+// CHECK:         %[[T:.*]]:2 = linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<3x2xf64>, tensor<3x2xf64>)
+// CHECK:           arith.constant 4.000000e+00 : f64
+// CHECK:         %[[H:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 3, 2, 8] : tensor<2x3x16xf64> into tensor<2x3x2x8xf64>
+// CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<2x3x2x8xf64>) outs(%{{.*}} : tensor<2x3x2x8xf64>)
+// CHECK:           tensor.extract %[[H]][
+// CHECK:           tensor.extract %[[T]]#0[
+// CHECK:           tensor.extract %[[T]]#1[
+// CHECK:         tensor.collapse_shape %[[R]] {{\[\[}}0], [1], [2, 3]] : tensor<2x3x2x8xf64> into tensor<2x3x16xf64>
+// CHECK-NOT:     tensor.insert_slice
+func.func @rope_partial(%x: tensor<2x3x16xf64>) -> tensor<2x3x16xf64> {
+  %r = piper.rope %x {head_dim = 8 : i64, rotary_dim = 4 : i64} : tensor<2x3x16xf64>
+  return %r : tensor<2x3x16xf64>
+}

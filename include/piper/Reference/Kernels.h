@@ -180,9 +180,12 @@ Status attentionBackward(const Tensor &q, const Tensor &k, const Tensor &v,
 /// Rotary position embedding, rotate-half form: x [B, S, D] holds heads of
 /// headDim (even) channels; channel c < headDim/2 of a head pairs with
 /// c + headDim/2 and both rotate by a = s theta^(-2c/headDim) at position
-/// s (by -a when `inverse`, the transpose and so the VJP).
+/// s (by -a when `inverse`, the transpose and so the VJP). Position s is
+/// s + `offset`; `rotaryDim` > 0 rotates only the first rotaryDim channels
+/// of each head (pairs c, c + rotaryDim/2, a = s theta^(-2c/rotaryDim)) and
+/// passes the rest through.
 Status rope(const Tensor &x, int64_t headDim, double theta, bool inverse,
-            Tensor &out);
+            Tensor &out, int64_t offset = 0, int64_t rotaryDim = 0);
 
 //===----------------------------------------------------------------------===//
 // Embedding (Embedding.cpp)

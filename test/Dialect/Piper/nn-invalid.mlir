@@ -1182,6 +1182,42 @@ func.func @rope_theta_is_positive(%x: tensor<2x8x32xf32>) {
 
 // -----
 
+// Positions start at the offset: it is not negative.
+func.func @rope_offset_is_not_negative(%x: tensor<2x8x32xf32>) {
+  // expected-error@+1 {{'piper.rope' op offset must be >= 0, got -3}}
+  %0 = piper.rope %x {head_dim = 8 : i64, offset = -3 : i64} : tensor<2x8x32xf32>
+  return
+}
+
+// -----
+
+// Partial rotary pairs halves of the rotated channels: rotary_dim is even.
+func.func @rope_rotary_dim_is_even(%x: tensor<2x8x32xf32>) {
+  // expected-error@+1 {{'piper.rope' op rotary_dim must be even, >= 2 and <= head_dim (8), got 3}}
+  %0 = piper.rope %x {head_dim = 8 : i64, rotary_dim = 3 : i64} : tensor<2x8x32xf32>
+  return
+}
+
+// -----
+
+// The rotated channels are within a head.
+func.func @rope_rotary_dim_fits_the_head(%x: tensor<2x8x32xf32>) {
+  // expected-error@+1 {{'piper.rope' op rotary_dim must be even, >= 2 and <= head_dim (8), got 10}}
+  %0 = piper.rope %x {head_dim = 8 : i64, rotary_dim = 10 : i64} : tensor<2x8x32xf32>
+  return
+}
+
+// -----
+
+// At least one pair rotates.
+func.func @rope_rotary_dim_is_positive(%x: tensor<2x8x32xf32>) {
+  // expected-error@+1 {{'piper.rope' op rotary_dim must be even, >= 2 and <= head_dim (8), got 0}}
+  %0 = piper.rope %x {head_dim = 8 : i64, rotary_dim = 0 : i64} : tensor<2x8x32xf32>
+  return
+}
+
+// -----
+
 // The exact GELU keeps the type.
 func.func @gelu_erf_keeps_the_type(%x: tensor<4x16xf32>) {
   // expected-error@+1 {{'piper.gelu_erf' op failed to verify that all of {x, result} have same type}}

@@ -188,6 +188,17 @@ func.func @rope(%x: tensor<2x8x32xf32>) -> tensor<2x8x32xf32> {
   return %b : tensor<2x8x32xf32>
 }
 
+// Rotary embedding at positions 16.. (offset) on the first 4 of each
+// head's 8 channels (rotary_dim); offset 0 is the default and not printed.
+// CHECK-LABEL: func.func @rope_offset_partial(
+// CHECK:         %[[R:.*]] = piper.rope %{{.*}} {head_dim = 8 : i64, offset = 16 : i64, rotary_dim = 4 : i64} : tensor<2x8x32xf32>
+// CHECK:         piper.rope %[[R]] {head_dim = 8 : i64, rotary_dim = 8 : i64} : tensor<2x8x32xf32>
+func.func @rope_offset_partial(%x: tensor<2x8x32xf32>) -> tensor<2x8x32xf32> {
+  %r = piper.rope %x {head_dim = 8 : i64, offset = 16 : i64, rotary_dim = 4 : i64} : tensor<2x8x32xf32>
+  %b = piper.rope %r {head_dim = 8 : i64, offset = 0 : i64, rotary_dim = 8 : i64} : tensor<2x8x32xf32>
+  return %b : tensor<2x8x32xf32>
+}
+
 // Exact GELU.
 // CHECK-LABEL: func.func @gelu_erf(
 // CHECK:         piper.gelu_erf %{{.*}} : tensor<4x16xbf16>

@@ -13,6 +13,10 @@ batches of 4 sequences.
 
 llama (llama_model.py, test/Python/llama.py): serial, tp and pp as above
 (no biases to split), and OUTDIR/torch.txt.
+
+moe (moe_model.py, test/Python/moe.py): serial (batch 4), ep (2 sequences
+per ep rank, ep = 2), ppep (pp = 2 x ep = 2, 2 microbatches of 1 sequence
+per ep rank), and OUTDIR/torch.txt.
 """
 
 import os
@@ -24,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpt2_model  # noqa: E402
 import harness  # noqa: E402
 import llama_model  # noqa: E402
+import moe_model  # noqa: E402
 import piper  # noqa: E402
 
 STEPS, SEED, SEQ = 5, 0, 8
@@ -73,6 +78,19 @@ def gpt2(out):
                           "torch-untied": (untied, "pp")})
 
 
+def moe(out):
+    model = moe_model.MoEModel(stages=2)
+    model.lm_loss = moe_model.lm_loss
+    # EP ranks are batch replicas (each with its own tokens) that exchange
+    # them with the experts: global batch 4 = 2 ep ranks x 2 sequences, or
+    # 2 ep ranks x 2 microbatches of 1 under PP2 x EP2.
+    write(out, {
+        "serial": (model, trace(model, 4, {"dp": 1}), 1),
+        "ep": (model, trace(model, 2, {"dp": 1, "ep": 2}), 2),
+        "ppep": (model, trace(model, 1, {"dp": 1, "pp": 2, "ep": 2}), 4),
+    }, {"torch": (model, "serial")})
+
+
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float64)
-    {"gpt2": gpt2, "llama": llama}[sys.argv[1]](sys.argv[2])
+    {"gpt2": gpt2, "llama": llama, "moe": moe}[sys.argv[1]](sys.argv[2])

@@ -6,6 +6,7 @@ prints the TraceError's text (or "traced" if the trace succeeded) and
 exits 1 on the error.
 """
 
+import os
 import sys
 
 import torch
@@ -13,6 +14,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import piper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import moe_model  # noqa: E402
 
 
 class Sorts(nn.Module):
@@ -36,7 +40,8 @@ class Outer(nn.Module):
 
 
 class ShiftedRope(nn.Module):
-    """Rotary tables at positions 1..S: piper.rope's are 0..S-1."""
+    """Rotary tables at positions 0, 2, 4, ...: piper.rope's are
+    consecutive (offset .. offset + S - 1)."""
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(8, 8)
@@ -45,7 +50,7 @@ class ShiftedRope(nn.Module):
         B, T, C = x.shape
         q = self.fc(x).view(B, T, 2, 4).transpose(1, 2)
         inv = 1.0 / (10000.0 ** (torch.arange(0, 4, 2, dtype=x.dtype) / 4))
-        freqs = torch.outer(torch.arange(1, T + 1, dtype=x.dtype), inv)
+        freqs = torch.outer(torch.arange(0, 2 * T, 2, dtype=x.dtype), inv)
         emb = torch.cat((freqs, freqs), dim=-1)
         rot = torch.cat((-q[..., 2:], q[..., :2]), dim=-1)
         q = q * emb.cos() + rot * emb.sin()
@@ -80,6 +85,21 @@ class NotCausal(nn.Module):
         return F.cross_entropy(self.out(h).view(B * T, C), y.view(-1))
 
 
+class UnnormalisedRouter(nn.Module):
+    """Top-k routing weights used without renormalising them."""
+    def __init__(self):
+        super().__init__()
+        self.router = nn.Linear(8, 4, bias=False)
+        self.experts = moe_model.Experts(4, 8, 8)
+        nn.init.normal_(self.experts.w_gate)
+        nn.init.normal_(self.experts.w_up)
+        nn.init.normal_(self.experts.w_down)
+
+    def forward(self, x, y):
+        w, idx = torch.topk(F.softmax(self.router(x), dim=-1), 2, dim=-1)
+        return F.cross_entropy(self.experts(x, w, idx), y)
+
+
 def main(case):
     torch.manual_seed(0)
     x = torch.randn(4, 8)
@@ -92,6 +112,8 @@ def main(case):
                                         torch.zeros(2, 4, dtype=torch.long)))
         elif case == "broadcast":
             piper.trace(Broadcast(), (x, y))
+        elif case == "topk":
+            piper.trace(UnnormalisedRouter(), (x, y))
         elif case == "mask":
             piper.trace(NotCausal(), (torch.randn(2, 4, 8),
                                       torch.zeros(2, 4, dtype=torch.long)))

@@ -351,6 +351,15 @@ LogicalResult RopeOp::verify() {
   if (!(getTheta().convertToDouble() > 0))
     return emitOpError() << "theta must be > 0, got "
                          << getTheta().convertToDouble();
+  // I64Attr getters return unsigned values: read the attributes signed.
+  if (int64_t offset = getOffsetAttr().getInt(); offset < 0)
+    return emitOpError() << "offset must be >= 0, got " << offset;
+  if (IntegerAttr rotAttr = getRotaryDimAttr()) {
+    int64_t rot = rotAttr.getInt();
+    if (rot < 2 || rot % 2 != 0 || rot > headDim)
+      return emitOpError() << "rotary_dim must be even, >= 2 and <= head_dim ("
+                           << headDim << "), got " << rot;
+  }
   return success();
 }
 

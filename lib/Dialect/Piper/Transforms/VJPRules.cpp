@@ -180,11 +180,15 @@ struct RopeVJPModel
                          ArrayRef<bool> needed,
                          SmallVectorImpl<Value> &operandCotangents) const {
     auto rope = cast<RopeOp>(op);
-    if (needed[0])
-      operandCotangents[0] = RopeOp::create(
-          b, op->getLoc(), rope.getType(), resultCotangents[0],
-          rope.getHeadDimAttr(), rope.getThetaAttr(),
-          rope.getInverse() ? UnitAttr() : UnitAttr::get(b.getContext()));
+    if (!needed[0])
+      return success();
+    // Same attributes (head_dim, theta, offset, rotary_dim), inverse
+    // toggled: the pass-through channels' Jacobian is the identity, which
+    // the inverse rotation also leaves them.
+    auto vjp = RopeOp::create(b, op->getLoc(), TypeRange{rope.getType()},
+                              ValueRange{resultCotangents[0]}, op->getAttrs());
+    vjp.setInverse(!rope.getInverse());
+    operandCotangents[0] = vjp;
     return success();
   }
 };

@@ -541,10 +541,21 @@ def Piper_RopeOp : Piper_NNOp<"rope", [
     `0 .. S-1`. With `inverse` the rotation is by `-a`: the transpose of
     the forward rotation, hence its VJP.
 
+    `offset` shifts the positions: index `s` along dim 1 is position
+    `s + offset` (HF's `position_ids = arange(offset, offset + S)`, a
+    sequence continued from a cache or a later chunk). `rotary_dim = R`
+    rotates only the first `R` channels of each head, as GPT-NeoX's
+    `rotary_ndims` and Phi's `partial_rotary_factor` do: within them
+    channel `c < R / 2` pairs with `c + R / 2` at angle
+    `(s + offset) * theta^(-2c / R)`, and channels `R .. Dh-1` pass
+    through unchanged. Without `rotary_dim` every channel rotates
+    (`R = Dh`).
+
     Example:
 
     ```mlir
     %r = piper.rope %q {head_dim = 8 : i64, theta = 1.0e+04 : f64} : tensor<2x8x32xf32>
+    %p = piper.rope %q {head_dim = 8 : i64, offset = 16 : i64, rotary_dim = 4 : i64} : tensor<2x8x32xf32>
     ```
 
     **Constraints:**
@@ -552,11 +563,15 @@ def Piper_RopeOp : Piper_NNOp<"rope", [
     - `x` has rank 3.
     - `head_dim` is even, >= 2 and divides dim 2 of `x`.
     - `theta` > 0.
+    - `offset` >= 0.
+    - `rotary_dim`, when present, is even, >= 2 and <= `head_dim`.
     - Sizes are compared where both are static; a `?` matches any size.
   }];
   let arguments = (ins Piper_FloatTensor:$x, I64Attr:$head_dim,
                        DefaultValuedAttr<F64Attr, "10000.0">:$theta,
-                       UnitAttr:$inverse);
+                       UnitAttr:$inverse,
+                       DefaultValuedAttr<I64Attr, "0">:$offset,
+                       OptionalAttr<I64Attr>:$rotary_dim);
   let results = (outs Piper_FloatTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($result)";
   let hasVerifier = 1;
