@@ -76,6 +76,27 @@ plan::Mesh meshEntry(MeshOp mesh) {
   return out;
 }
 
+/// The SM share of each stream an overlapped launch with `sm_share` runs on
+/// (`compute`, `compute_overlap`): one partition per stream, so two shares
+/// on one stream are an error at the second launch.
+LogicalResult smSharesOf(ProgramOp program,
+                         std::map<std::string, double> &out) {
+  for (LaunchOp launch : program.getBody().front().getOps<LaunchOp>()) {
+    std::optional<APFloat> share = launch.getSmShare();
+    if (!share)
+      continue;
+    double value = share->convertToDouble();
+    auto [it, added] = out.try_emplace(launch.getStream().str(), value);
+    if (!added && it->second != value)
+      return launch.emitError()
+             << "piper-compile: SM share " << value << " on stream '"
+             << launch.getStream() << "' of " << program.getSymName()
+             << ", which an earlier launch gave " << it->second
+             << " (one SM partition per stream)";
+  }
+  return success();
+}
+
 /// A role's entry: its program's object, entry point, the step arguments
 /// it reads and results it writes, its launches and its streams.
 plan::Role roleEntry(ProgramOp program) {
@@ -216,7 +237,10 @@ FailureOr<::piper::plan::Manifest> mlir::piper::buildPlanManifest(
     describeResult(step, j, entry, paramArg, stateArg);
     manifest.results.push_back(std::move(entry));
   }
-  for (ProgramOp program : programs)
+  for (ProgramOp program : programs) {
     manifest.roles.push_back(roleEntry(program));
+    if (failed(smSharesOf(program, manifest.roles.back().smShares)))
+      return failure();
+  }
   return manifest;
 }

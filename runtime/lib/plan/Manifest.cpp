@@ -192,7 +192,8 @@ bool Role::operator==(const Role &o) const {
   return program == o.program && object == o.object && entry == o.entry &&
          role == o.role && inputs == o.inputs && outputs == o.outputs &&
          launches == o.launches && streams == o.streams &&
-         objectBytes == o.objectBytes && objectChecksum == o.objectChecksum;
+         objectBytes == o.objectBytes && objectChecksum == o.objectChecksum &&
+         smShares == o.smShares;
 }
 
 bool Manifest::operator==(const Manifest &o) const {

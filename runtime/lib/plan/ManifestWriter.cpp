@@ -82,6 +82,12 @@ Value roleJSON(const Role &role) {
     o.emplace_back("object_bytes", *role.objectBytes);
   if (role.objectChecksum)
     o.emplace_back("object_checksum", *role.objectChecksum);
+  if (!role.smShares.empty()) {
+    Object shares;
+    for (const auto &[stream, share] : role.smShares)
+      shares.emplace_back(stream, share);
+    o.emplace_back("sm_shares", std::move(shares));
+  }
   return o;
 }
 
