@@ -41,6 +41,7 @@ namespace mlir::piper {
 } // namespace mlir::piper
 
 using namespace mlir;
+using namespace mlir::piper;
 
 namespace {
 
