@@ -21,6 +21,7 @@
 #include "piper/Dialect/Piper/IR/PiperAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 
 #include <map>
@@ -87,11 +88,16 @@ LogicalResult smSharesOf(ProgramOp program,
       continue;
     double value = share->convertToDouble();
     auto [it, added] = out.try_emplace(launch.getStream().str(), value);
+    auto text = [](double share) {
+      std::string out;
+      llvm::raw_string_ostream(out) << llvm::format("%g", share);
+      return out;
+    };
     if (!added && it->second != value)
       return launch.emitError()
-             << "piper-compile: SM share " << value << " on stream '"
+             << "piper-compile: SM share " << text(value) << " on stream '"
              << launch.getStream() << "' of " << program.getSymName()
-             << ", which an earlier launch gave " << it->second
+             << ", which an earlier launch gave " << text(it->second)
              << " (one SM partition per stream)";
   }
   return success();

@@ -17,8 +17,8 @@
 // RUN: not piper-compile %t/gpt.mlir --directives=%t/conflict.mlir -o %t/bad.plan 2>&1 | FileCheck %s --check-prefix=CONFLICT
 
 // PLAN:      "sm_shares": {
-// PLAN-NEXT:   "compute": 0.4242,
-// PLAN-NEXT:   "compute_overlap": 0.4242
+// PLAN-NEXT:   "compute": 0.42420000000000002,
+// PLAN-NEXT:   "compute_overlap": 0.42420000000000002
 // PLAN-NEXT: },
 // PLAN-NEXT: "streams": [
 // PLAN-NEXT:   "compute",

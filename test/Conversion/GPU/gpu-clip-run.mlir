@@ -9,7 +9,7 @@
 //   f64 [0.5, -4, 0.5, -4], weight 0.5: 16.25
 //   scaled by 0.25 in f64, rounded to f32 once.
 // REQUIRES: mlir-runner
-// RUN: piper-opt %s --piper-gpu-clip --convert-linalg-to-loops \
+// RUN: piper-opt %s --piper-gpu-clip | mlir-opt --convert-linalg-to-loops \
 // RUN:   --convert-scf-to-cf --expand-strided-metadata --finalize-memref-to-llvm \
 // RUN:   --convert-arith-to-llvm --convert-cf-to-llvm --convert-func-to-llvm \
 // RUN:   --reconcile-unrealized-casts \

@@ -268,10 +268,10 @@ TEST(PlanManifest, ReaderErrorsNameFileAndField) {
 TEST(PlanManifest, SmShares) {
   Manifest m = sample(), back;
   EXPECT_EQ(writeManifest(m).find("sm_shares"), std::string::npos);
-  m.roles[0].smShares = {{"compute", 0.4242}, {"grad", 0.4242}};
+  m.roles[0].smShares = {{"compute", 0.5}, {"grad", 0.375}};
   std::string text = writeManifest(m), error;
-  EXPECT_NE(text.find("\"sm_shares\": {\n        \"compute\": 0.4242,\n"
-                      "        \"grad\": 0.4242\n      }"),
+  EXPECT_NE(text.find("\"sm_shares\": {\n        \"compute\": 0.5,\n"
+                      "        \"grad\": 0.375\n      }"),
             std::string::npos)
       << text;
   ASSERT_TRUE(readManifest(text, "plan.json", back, error)) << error;
