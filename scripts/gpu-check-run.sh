@@ -74,9 +74,9 @@ fi
 shopt -s nullglob
 plans=("$HERE"/plans/*/)
 if [ $NOGPU = 1 ]; then
-  row 1 "training steps vs the CPU interpreter" SKIPPED "no GPU"
+  row 1 "training steps vs the CPU plan (interpreter)" SKIPPED "no GPU"
 elif [ ${#plans[@]} -eq 0 ]; then
-  row 1 "training steps vs the CPU interpreter" SKIPPED "no plans in the bundle (scripts/gpu-check NAME=PLAN:REF)"
+  row 1 "training steps vs the CPU plan (interpreter)" SKIPPED "no plans in the bundle (scripts/gpu-check NAME=PLAN:REF)"
 fi
 for p in "${plans[@]}"; do
   [ $NOGPU = 1 ] && break
