@@ -5,9 +5,10 @@
 # Prints one table and checks every row; exits 1 if a row FAILED, 77 if
 # there is no GPU (every row SKIPPED), else 0.
 #
-#   (1) each plan NAME in plans/ (tiny GPT/MoE, f32/bf16-mixed) for as many
-#       steps as its reference.txt (the CPU interpreter's losses): every
-#       loss within 1e-4 relative (f32) or 2e-2 (bf16)
+#   (1) each plan NAME in plans/ (tiny GPT/MoE, f32/bf16-mixed, GPT with
+#       gradient clipping) for as many steps as its reference.txt (the CPU
+#       plan's or interpreter's losses): every loss within 1e-4 relative
+#       (f32) or 2e-2 (bf16)
 #   (2) bf16 GEMM TFLOP/s through piper_gpu_gemm vs cuBLAS alone (>= 0.9x);
 #       HBM GB/s of an elementwise copy kernel vs cuMemcpy (>= 0.7x)
 #   (3) SM partition: a GEMM on N-k SMs beside a copy on k SMs (green
@@ -73,9 +74,9 @@ fi
 shopt -s nullglob
 plans=("$HERE"/plans/*/)
 if [ $NOGPU = 1 ]; then
-  row 1 "training steps vs the CPU interpreter" SKIPPED "no GPU"
+  row 1 "training steps vs the CPU plan (interpreter)" SKIPPED "no GPU"
 elif [ ${#plans[@]} -eq 0 ]; then
-  row 1 "training steps vs the CPU interpreter" SKIPPED "no plans in the bundle (scripts/gpu-check NAME=PLAN:REF)"
+  row 1 "training steps vs the CPU plan (interpreter)" SKIPPED "no plans in the bundle (scripts/gpu-check NAME=PLAN:REF)"
 fi
 for p in "${plans[@]}"; do
   [ $NOGPU = 1 ] && break
@@ -134,7 +135,7 @@ else
   p=${gpt[0]}
   log=$(mktemp)
   if timeout 120 "$BIN/piper-run-cuda" "$p" --steps=6 --log="$log.jsonl" >"$log" 2>&1; then
-    torch=$("$PYTHON" "$HERE/python/gpt_baseline.py" "$p" --steps=5 --heads="${GPT_HEADS:-4}" --device=cuda 2>&1 | tail -1)
+    torch=$("$PYTHON" "$HERE/python/gpt_baseline.py" "$p" --steps=5 --heads="$(cat "$p/heads" 2>/dev/null || echo "${GPT_HEADS:-4}")" --device=cuda 2>&1 | tail -1)
     # Median step after the warm-up; tokens = the token data's elements;
     # MFU = 6 x (2-D weights) FLOPs per token (forward and backward).
     fig=$("$PYTHON" - "$p" "$log.jsonl" "$torch" "$PEAK_BF16_TFLOPS" "$PEAK_F32_TFLOPS" <<'PY'

@@ -86,6 +86,13 @@ if os.path.exists(os.path.join(cuda_bin, "ptxas")):
     config.available_features.add("ptxas")
     llvm_config.with_environment("PATH", cuda_bin, append_path=True)
 
+# mlir-runner and MLIR's runner utilities, to execute small lowered
+# functions on the CPU (test/Conversion/GPU/gpu-clip-run.mlir).
+mlir_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+config.substitutions.append(("%mlir_lib_dir", mlir_lib_dir))
+if os.path.exists(os.path.join(config.llvm_tools_dir, "mlir-runner")):
+    config.available_features.add("mlir-runner")
+
 # The English text corpus (scripts/make-corpus) comes from Debian's
 # `fortunes` package, which scripts/setup installs.
 if os.path.isdir("/usr/share/games/fortunes"):

@@ -22,6 +22,7 @@
 #include "piper/Dialect/Piper/Transforms/EvalPrograms.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 
 #include <map>
@@ -75,6 +76,32 @@ plan::Mesh meshEntry(MeshOp mesh) {
     out.axes.push_back({axis.getName().str(), axis.getSize()});
   }
   return out;
+}
+
+/// The SM share of each stream an overlapped launch with `sm_share` runs on
+/// (`compute`, `compute_overlap`): one partition per stream, so two shares
+/// on one stream are an error at the second launch.
+LogicalResult smSharesOf(ProgramOp program,
+                         std::map<std::string, double> &out) {
+  for (LaunchOp launch : program.getBody().front().getOps<LaunchOp>()) {
+    std::optional<APFloat> share = launch.getSmShare();
+    if (!share)
+      continue;
+    double value = share->convertToDouble();
+    auto [it, added] = out.try_emplace(launch.getStream().str(), value);
+    auto text = [](double share) {
+      std::string out;
+      llvm::raw_string_ostream(out) << llvm::format("%g", share);
+      return out;
+    };
+    if (!added && it->second != value)
+      return launch.emitError()
+             << "piper-compile: SM share " << text(value) << " on stream '"
+             << launch.getStream() << "' of " << program.getSymName()
+             << ", which an earlier launch gave " << text(it->second)
+             << " (one SM partition per stream)";
+  }
+  return success();
 }
 
 /// A role's entry: its program's object, entry point, the step arguments
@@ -244,6 +271,8 @@ FailureOr<::piper::plan::Manifest> mlir::piper::buildPlanManifest(
     if (auto sample = module.lookupSymbol<ProgramOp>(
             (program.getSymName() + kSampleSuffix).str()))
       manifest.roles.back().sample = evalEntry(sample, step.getNumResults());
+    if (failed(smSharesOf(program, manifest.roles.back().smShares)))
+      return failure();
   }
   return manifest;
 }

@@ -1,9 +1,9 @@
 // The tiny GPT (two pipeline stages under 1F1B: two roles) and the tiny MoE
 // compiled with --target=cuda: plan.json records the target and every
 // role's object carries cubin ELFs for sm_90 (EM_CUDA, sm in e_flags),
-// which MLIR's own ptxas call produced (test/utils/check-cubins.py reads
-// the objects without MLIR; the embedded PTX is compressed, so it is not
-// re-assembled: "0 PTX"). f32 and bf16-mixed alike.
+// which MLIR's own ptxas call produced, and PTX that ptxas assembles again
+// (test/utils/check-cubins.py reads the objects without MLIR and unpacks
+// the compressed PTX). f32 and bf16-mixed alike.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: piper-gen --model=gpt --config=tiny-gpt --dtype=f32 --pp=2 --mesh=pp=2 -o %t/gpt.mlir
@@ -21,8 +21,8 @@
 // RUN: piper-compile %t/moe.mlir -o %t/cpu.plan
 // RUN: not python3 %piper_src_root/test/utils/check-cubins.py %t/cpu.plan sm_90 | FileCheck %s --check-prefix=CPU
 
-// GPT: {{.*}}.so: {{[0-9]+}} fatbins, {{[0-9]+}} cubins for sm_90, {{[0-9]+}} PTX accepted by ptxas
-// GPT-NEXT: {{.*}}.so: {{[0-9]+}} fatbins, {{[0-9]+}} cubins for sm_90, {{[0-9]+}} PTX accepted by ptxas
+// GPT: {{.*}}.so: [[N:[0-9]+]] fatbins, [[N]] cubins for sm_90, [[N]] PTX accepted by ptxas, [[N]] kernels
+// GPT-NEXT: {{.*}}.so: [[M:[0-9]+]] fatbins, [[M]] cubins for sm_90, [[M]] PTX accepted by ptxas, [[M]] kernels
 // GPT-NEXT: all 2 roles: {{[0-9]+}} cubins for sm_90, {{[0-9]+}} PTX accepted by ptxas
 // MOE: all {{[0-9]+}} roles: {{[0-9]+}} cubins for sm_90, {{[0-9]+}} PTX accepted by ptxas
 

@@ -61,6 +61,27 @@ bool addCommunicators(const plan::Manifest &manifest, Job &job,
   return true;
 }
 
+#ifdef PIPER_PLAN_HAVE_CUDA
+/// Partitions the SMs for the role's overlapped compute streams
+/// ("compute", "compute_overlap") when plan.json gives them shares.
+bool applySmShares(const plan::Role &role, Job &job, std::string &error) {
+  if (role.smShares.empty())
+    return true;
+  auto share = [&](const char *stream) {
+    auto it = role.smShares.find(stream);
+    return it == role.smShares.end() ? 0.0 : it->second;
+  };
+  double first = share("compute"), second = share("compute_overlap");
+  if (first > 0 && second > 0 &&
+      piper_plan_session_set_sm_shares(job.session, first, second) !=
+          PIPER_RT_OK) {
+    error = std::string("sm_shares: ") + piper_rt_last_error();
+    return false;
+  }
+  return true;
+}
+#endif
+
 std::vector<const char *> cStrings(const std::vector<std::string> &list) {
   std::vector<const char *> out;
   for (const std::string &s : list)
@@ -123,6 +144,12 @@ bool Job::openSession(const plan::Manifest &manifest, bool traced,
 #ifdef PIPER_PLAN_HAVE_MPI
   if (!context)
     return true;
+#ifdef PIPER_PLAN_HAVE_CUDA
+  // The role's SM partition (plan.json's sm_shares), before the
+  // communicators, which get NCCL CTA limits from it (plan_abi_gpu.h).
+  if (!applySmShares(role(), *this, error))
+    return false;
+#endif
   if (!addCommunicators(manifest, *this, error))
     return false;
   std::vector<const char *> streams = cStrings(role().streams);

@@ -171,6 +171,7 @@ void mlir::piper::buildLowerToGPUPipeline(OpPassManager &pm,
                                           const GPUTargetOptions &options) {
   buildKernelFront(pm);
   pm.addPass(createGPUGemmPass());
+  pm.addPass(createGPUClipPass());
   pm.addPass(createGPUSerialLoopsPass());
   pm.addPass(createGPUDeviceMemoryPass());
   GPUMapLinalgPassOptions mapping;

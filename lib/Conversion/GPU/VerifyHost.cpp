@@ -55,6 +55,12 @@ LogicalResult checkHostOp(Operation *op) {
       return op->emitError()
              << "calls the CPU kernel library (@" << call.getCallee()
              << "), which the GPU target cannot run";
+    if (call.getCallee().starts_with("piper_clip_accumulate_") ||
+        call.getCallee().starts_with("piper_clip_scale_"))
+      return op->emitError()
+             << "calls @" << call.getCallee()
+             << ", which reads device memory on the host (--piper-gpu-clip "
+                "rewrites it)";
   }
   return success();
 }

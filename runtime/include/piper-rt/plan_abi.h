@@ -257,6 +257,13 @@ PIPER_PLAN_CLIP(f32)
 PIPER_PLAN_CLIP(f64)
 #undef PIPER_PLAN_CLIP
 void piper_clip_finish(void);
+// The same on device buffers (GPU plans, --piper-gpu-clip): the plan sums a
+// gradient's squares where it lives and hands the host only that weighted
+// sum; scale reads the factor finish set and multiplies on the device.
+//   void piper_clip_add_squares(double weighted_sum_of_squares);
+//   double piper_clip_coefficient(void);
+void piper_clip_add_squares(double weighted_sum_of_squares);
+double piper_clip_coefficient(void);
 
 // Errors. Part 1 calls return nothing: a failing call records the first
 // error of the step in the session (later calls of the step still run, so

@@ -186,6 +186,13 @@ struct Role {
   /// The sampling entry ("sample"; absent when the plan cannot sample: see
   /// docs/TrainAnLM.md).
   std::optional<EvalEntry> sample;
+  /// The fraction of the device's SMs each overlapped compute stream gets
+  /// (`transform.piper.overlap ... sm_shares [a, b]`): the first task of a
+  /// pair runs on "compute", the second on "compute_overlap". Each share is
+  /// in (0, 1], their sum at most 1; empty ("sm_shares" absent) when the
+  /// role overlaps nothing with shares. The CUDA backend partitions the SMs
+  /// by them (docs/GPU-runtime.md); the CPU ignores them.
+  std::map<std::string, double> smShares;
 
   /// Whether the device at `coords` runs this role.
   bool matches(const Mesh &mesh, const Coords &coords) const;

@@ -247,6 +247,14 @@ PIPER_PLAN_CLIP(f32, float)
 PIPER_PLAN_CLIP(f64, double)
 #undef PIPER_PLAN_CLIP
 
+PIPER_PLAN_EXPORT void piper_clip_add_squares(double weighted) {
+  active("piper_clip_add_squares").clipSumOfSquares += weighted;
+}
+
+PIPER_PLAN_EXPORT double piper_clip_coefficient(void) {
+  return active("piper_clip_coefficient").clipCoef;
+}
+
 PIPER_PLAN_EXPORT void piper_clip_finish(void) {
   piper_plan_session_impl &s = active("piper_clip_finish");
   double total = s.clipSumOfSquares;

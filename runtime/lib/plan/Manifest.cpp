@@ -193,7 +193,7 @@ bool Role::operator==(const Role &o) const {
          role == o.role && inputs == o.inputs && outputs == o.outputs &&
          launches == o.launches && streams == o.streams &&
          objectBytes == o.objectBytes && objectChecksum == o.objectChecksum &&
-         eval == o.eval && sample == o.sample;
+         eval == o.eval && sample == o.sample && smShares == o.smShares;
 }
 
 bool Manifest::operator==(const Manifest &o) const {

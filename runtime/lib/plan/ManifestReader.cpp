@@ -17,6 +17,7 @@
 #include "piper-rt/plan_manifest.h"
 #include "piper-rt/plan_validate.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -66,8 +67,9 @@ public:
         return false;
     return true;
   }
+  template <typename T>
   bool get(const Value &v, const std::string &path,
-           std::map<std::string, int64_t> &out) {
+           std::map<std::string, T> &out) {
     const json::Object *o = v.getObject();
     if (!o)
       return fail(path, "expected object");
@@ -208,7 +210,8 @@ bool Reader::role(const Value &v, const std::string &path, Role &r) {
          optional(v, path, "object_bytes", r.objectBytes) &&
          optional(v, path, "object_checksum", r.objectChecksum) &&
          evalEntry(v, path, "eval", r.eval) &&
-         evalEntry(v, path, "sample", r.sample);
+         evalEntry(v, path, "sample", r.sample) &&
+         optional(v, path, "sm_shares", r.smShares);
 }
 
 bool Reader::evalEntry(const Value &v, const std::string &path, const char *key,
@@ -236,6 +239,28 @@ bool Reader::evalEntry(const Value &v, const std::string &path, const char *key,
       return fail(at + ".logits.shape", "expected [rows, vocabulary]");
   }
   out = std::move(eval);
+  return true;
+}
+
+/// A role's SM shares: streams of the role, each in (0, 1], at most the
+/// whole device together.
+bool checkSmShares(const Role &role, const std::string &at, Reader &r) {
+  double sum = 0;
+  for (const auto &[stream, share] : role.smShares) {
+    std::string path = at + ".sm_shares." + stream;
+    if (std::find(role.streams.begin(), role.streams.end(), stream) ==
+        role.streams.end())
+      return r.fail(path, "'" + stream + "' is not a stream of the role");
+    if (!(share > 0 && share <= 1))
+      return r.fail(path, "an SM share is in (0, 1], not " +
+                              json::print(Value(share), 0));
+    sum += share;
+  }
+  // Rounding slack for shares written as decimals (0.7 + 0.3).
+  if (sum > 1 + 1e-9)
+    return r.fail(at + ".sm_shares", "SM shares sum to " +
+                                         json::print(Value(sum), 0) +
+                                         ", more than the device");
   return true;
 }
 
@@ -323,6 +348,8 @@ bool checkReferences(const Manifest &m, Reader &r) {
         return r.fail(at + ".outputs[" + std::to_string(n) + "]",
                       "role output " + std::to_string(role.outputs[n]) +
                           " is not a result");
+    if (!checkSmShares(role, at, r))
+      return false;
   }
   for (size_t j = 0; j < m.results.size(); ++j)
     if (m.results[j].updates &&

@@ -96,6 +96,12 @@ Value roleJSON(const Role &role) {
     o.emplace_back("eval", evalJSON(*role.eval));
   if (role.sample)
     o.emplace_back("sample", evalJSON(*role.sample));
+  if (!role.smShares.empty()) {
+    Object shares;
+    for (const auto &[stream, share] : role.smShares)
+      shares.emplace_back(stream, share);
+    o.emplace_back("sm_shares", std::move(shares));
+  }
   return o;
 }
 

@@ -20,6 +20,16 @@ func.func private @piper_k_vjp_linear_2_f32(memref<*xf32>, memref<*xf32>, memref
 
 // -----
 
+// The CPU plan's clipping calls read the gradient on the host.
+func.func @host_clip_call_is_rejected(%g: memref<*xf32>, %w: f64) {
+  // expected-error@+1 {{calls @piper_clip_accumulate_f32, which reads device memory on the host (--piper-gpu-clip rewrites it)}}
+  call @piper_clip_accumulate_f32(%g, %w) : (memref<*xf32>, f64) -> ()
+  return
+}
+func.func private @piper_clip_accumulate_f32(memref<*xf32>, f64)
+
+// -----
+
 // A scalar on the host stack is the host's own memory; a kernel launch
 // reads device memory inside the kernel.
 func.func @stack_and_kernels_are_fine(%a: memref<4xf32>) -> f32 {

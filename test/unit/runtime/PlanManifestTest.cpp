@@ -263,6 +263,50 @@ TEST(PlanManifest, ReaderErrorsNameFileAndField) {
             "plan.mesh.axes[0].size");
 }
 
+// The SM shares of overlapped streams: written only when set, read back,
+// and checked (a stream of the role, each in (0, 1], at most 1 together).
+TEST(PlanManifest, SmShares) {
+  Manifest m = sample(), back;
+  EXPECT_EQ(writeManifest(m).find("sm_shares"), std::string::npos);
+  m.roles[0].smShares = {{"compute", 0.5}, {"grad", 0.375}};
+  std::string text = writeManifest(m), error;
+  EXPECT_NE(text.find("\"sm_shares\": {\n        \"compute\": 0.5,\n"
+                      "        \"grad\": 0.375\n      }"),
+            std::string::npos)
+      << text;
+  ASSERT_TRUE(readManifest(text, "plan.json", back, error)) << error;
+  EXPECT_EQ(back, m);
+  back.roles[0].smShares["grad"] = 0.5;
+  EXPECT_FALSE(back == m);
+
+  auto withShares = [&](const std::string &shares) {
+    std::string t = writeManifest(sample());
+    std::string key = "\"streams\": [";
+    return t.replace(t.find(key), 0, "\"sm_shares\": " + shares + ",\n");
+  };
+  EXPECT_TRUE(readManifest(withShares(R"({"compute": 0.5, "grad": 0.5})"),
+                           "plan.json", back, error))
+      << error;
+  EXPECT_EQ(readError(withShares(R"({"compute_overlap": 0.5})")),
+            "P/plan.json: bad manifest: 'compute_overlap' is not a stream of "
+            "the role at plan.roles[0].sm_shares.compute_overlap");
+  EXPECT_EQ(readError(withShares(R"({"compute": 0})")),
+            "P/plan.json: bad manifest: an SM share is in (0, 1], not 0 at "
+            "plan.roles[0].sm_shares.compute");
+  EXPECT_EQ(readError(withShares(R"({"compute": 1.5})")),
+            "P/plan.json: bad manifest: an SM share is in (0, 1], not 1.5 at "
+            "plan.roles[0].sm_shares.compute");
+  EXPECT_EQ(readError(withShares(R"({"compute": 0.75, "grad": 0.5})")),
+            "P/plan.json: bad manifest: SM shares sum to 1.25, more than the "
+            "device at plan.roles[0].sm_shares");
+  EXPECT_EQ(readError(withShares(R"({"compute": "half"})")),
+            "P/plan.json: bad manifest: expected number at "
+            "plan.roles[0].sm_shares.compute");
+  EXPECT_EQ(readError(withShares("[0.5]")),
+            "P/plan.json: bad manifest: expected object at "
+            "plan.roles[0].sm_shares");
+}
+
 TEST(PlanManifest, MeshCoordinatesAndGroups) {
   Mesh mesh = {"m", {{"pp", 2}, {"dp", 3}, {"tp", 2}}};
   EXPECT_EQ(mesh.numDevices(), 12);

@@ -187,6 +187,27 @@ TEST_F(PlanSessionTest, StepLearningRateAndClipping) {
   EXPECT_EQ(out[1], 4.0);
 }
 
+// The GPU plans' clipping calls (--piper-gpu-clip): the plan hands over each
+// gradient's weighted sum of squares and reads the coefficient back; the
+// norm and coefficient are the host-reading calls' for the same sums.
+TEST_F(PlanSessionTest, ClipFromDeviceSums) {
+  ASSERT_EQ(piper_plan_session_set_hyperparameters(session, 0.25, 1.0),
+            PIPER_RT_OK);
+  ASSERT_EQ(piper_plan_session_enable_clip(session, 0, nullptr), PIPER_RT_OK);
+  EXPECT_EQ(piper_clip_coefficient(), 1.0);
+  piper_clip_add_squares(25.0);
+  piper_clip_add_squares(144.0 * 0.25);
+  piper_clip_finish();
+  EXPECT_DOUBLE_EQ(piper_plan_session_grad_norm(session), std::sqrt(61.0));
+  EXPECT_DOUBLE_EQ(piper_clip_coefficient(), 1.0 / (std::sqrt(61.0) + 1e-6));
+  EXPECT_EQ(piper_plan_session_finish_step(session), PIPER_RT_OK);
+  // Under the bound the coefficient is 1 and the sum starts afresh.
+  piper_clip_add_squares(0.25);
+  piper_clip_finish();
+  EXPECT_DOUBLE_EQ(piper_plan_session_grad_norm(session), 0.5);
+  EXPECT_EQ(piper_clip_coefficient(), 1.0);
+}
+
 TEST_F(PlanSessionTest, HostCallsNeedARuntimeOnlyToMoveData) {
   const char *axes[] = {"dp"};
   EXPECT_EQ(piper_plan_session_add_communicator(session, 1, axes, "dp"),

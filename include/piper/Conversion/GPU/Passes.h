@@ -35,6 +35,10 @@ namespace mlir::piper {
 
 /// The GEMM entry point of the GPU plan ABI.
 constexpr llvm::StringLiteral kGPUGemmName = "piper_gpu_gemm";
+/// The plan ABI's clipping calls of --piper-gpu-clip (plan_abi.h).
+constexpr llvm::StringLiteral kGPUClipAddSquaresName = "piper_clip_add_squares";
+constexpr llvm::StringLiteral kGPUClipCoefficientName =
+    "piper_clip_coefficient";
 
 /// The GPU target's choices: what --target=cuda and --gpu-arch set.
 struct GPUTargetOptions {

@@ -78,6 +78,39 @@ def GPUSerialLoopsPass : Pass<"piper-gpu-serial-loops", "::mlir::ModuleOp"> {
   ];
 }
 
+def GPUClipPass : Pass<"piper-gpu-clip", "::mlir::ModuleOp"> {
+  let summary = "Gradient-norm clipping on device buffers";
+  let description = [{
+    Runs on buffers, before `piper-gpu-device-memory`. The CPU plan's
+    clipping calls (`--clip-grad-norm`, lib/Conversion/ClipGradNorm.h) read
+    each gradient on the host; on the GPU target they become linalg ops on
+    the device buffers, mapped to kernels like any other, and one host
+    scalar per gradient:
+
+    - `piper_clip_accumulate_<t>(grad, weight)`: the squares of `grad` summed
+      in f64 per leading row (one thread per row), the rows summed (one
+      thread), that total read on the host and
+      `piper_clip_add_squares(weight * total)` called;
+    - `piper_clip_scale_<t>(grad, out)`: `c = piper_clip_coefficient()`,
+      then `out = t(f64(grad) * c)`, rounded once as on the CPU.
+
+    `piper_clip_finish` stays: it sums the step's total over every rank and
+    sets the coefficient (runtime/include/piper-rt/plan_abi.h).
+
+    Example: `call @piper_clip_accumulate_f32(%u, %w) : (memref<*xf32>,
+    f64) -> ()` on `%g : memref<4x8xf32>` becomes two `linalg.generic`
+    sums into `memref<4xf64>` and `memref<f64>`, a `memref.load` of the
+    total and `call @piper_clip_add_squares(%weighted)`.
+
+    **Options:** none. A call whose gradient is not an f32 or f64 buffer
+    fails with `@<callee> needs an f32 or f64 buffer as operand #<i>`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::linalg::LinalgDialect"
+  ];
+}
+
 def GPUDeviceMemoryPass : Pass<"piper-gpu-device-memory", "::mlir::ModuleOp"> {
   let summary = "Plan buffers in device memory";
   let description = [{
@@ -149,8 +182,10 @@ def GPUVerifyHostPass : Pass<"piper-gpu-verify-host", "::mlir::ModuleOp"> {
     Runs after the kernels became `gpu.launch` ops. The host side of a GPU
     plan may only launch kernels, call the plan ABI and compute scalars:
     a `memref.load`/`memref.store` on a heap buffer, a linalg op left
-    unmapped, or a call of the CPU kernel library (`piper_k_*`) outside a
-    kernel would read device memory on the CPU. Each is one error at the
+    unmapped, a call of the CPU kernel library (`piper_k_*`) or of the
+    host clipping calls (`piper_clip_accumulate_*`, `piper_clip_scale_*`,
+    which `piper-gpu-clip` rewrites) outside a kernel would read device
+    memory on the CPU. Each is one error at the
     op, e.g. `'func.call' op calls the CPU kernel library
     (@piper_k_vjp_linear_2_f32), which the GPU target cannot run`.
 
