@@ -24,6 +24,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <limits>
 #include <set>
 
 using namespace mlir;
@@ -96,25 +97,49 @@ public:
       : options(options), evaluator(context, options),
         start(std::chrono::steady_clock::now()) {}
 
+  /// The lower bound of `c`'s peak bytes that needs no IR of `c`: the
+  /// parameters and AdamW state, or what every step holds (parameters or
+  /// their ZeRO-3 shard, state) plus the activations saved at one step,
+  /// whichever is larger. `saved`: activations measured on another ZeRO
+  /// stage of the same strategy (ZeRO does not change them). Sets `why`.
+  int64_t memoryBound(const Candidate &c, int64_t saved, std::string &why) {
+    int64_t parameters = staticMemoryBound(c, options);
+    int64_t perLayer = evaluator.layerActivationBytes(c);
+    int64_t activations =
+        std::max(saved, activationFloor(c, options, perLayer));
+    int64_t persistent = persistentMemoryBound(c, options);
+    if (parameters >= persistent + activations) {
+      why = "parameters and optimizer state need at least " +
+            std::to_string(parameters) + " B";
+      return parameters;
+    }
+    why = "parameters, optimizer state and saved activations (" +
+          std::to_string(activations) + " B" +
+          (saved >= activations ? ", measured" : "") + ") need at least " +
+          std::to_string(persistent + activations) + " B";
+    return persistent + activations;
+  }
+
   /// Scores `c` unless seen, a verdict without IR applies, or time is up;
-  /// returns the verdict.
-  Verdict consider(const Candidate &c) {
+  /// returns the verdict. `saved`: see memoryBound.
+  Verdict consider(const Candidate &c, int64_t saved = 0) {
     if (!seen.insert(c.label()).second)
       return Verdict::Skipped;
     Evaluation e;
     e.candidate = c;
     ++result.enumerated;
-    if (auto why = checkStructure(c, options)) {
+    int64_t bound = 0;
+    std::string why;
+    if (auto shape = checkStructure(c, options)) {
       e.verdict = Verdict::Divisibility;
-      e.reason = *why;
-    } else if (auto why = checkSchedule(c, options)) {
+      e.reason = *shape;
+    } else if (auto schedule = checkSchedule(c, options)) {
       e.verdict = Verdict::Schedule;
-      e.reason = *why;
-    } else if (int64_t bound = staticMemoryBound(c, options);
+      e.reason = *schedule;
+    } else if (bound = memoryBound(c, saved, why);
                bound > options.memoryBudget) {
       e.verdict = Verdict::StaticMemory;
-      e.reason = "parameters and optimizer state need at least " +
-                 std::to_string(bound) + " B";
+      e.reason = why;
     } else if (options.timeLimit > 0 && elapsed() > options.timeLimit) {
       e.verdict = Verdict::Skipped;
       e.reason = "time limit";
@@ -127,6 +152,7 @@ public:
     }
     record(e);
     lastVerdict = e.verdict;
+    lastActivations = e.activationBytes;
     return e.verdict;
   }
 
@@ -137,6 +163,9 @@ public:
     if (c.dataReplicas() > 1)
       stages = {0, 1, 2, 3};
     std::optional<Evaluation> kept;
+    // Activations a lower stage's memory plan measured: a higher stage
+    // saves the same, so with its parameters they bound its peak.
+    int64_t saved = 0;
     for (int64_t z : stages) {
       c.zero = z;
       if (kept) {
@@ -150,8 +179,10 @@ public:
         }
         continue;
       }
-      if (consider(c) == Verdict::Kept)
+      lastActivations = 0;
+      if (consider(c, saved) == Verdict::Kept)
         kept = result.kept.back();
+      saved = std::max(saved, lastActivations);
     }
     return kept;
   }
@@ -214,8 +245,10 @@ public:
   const SearchOptions &options;
   Evaluator evaluator;
   SearchResult result;
-  /// The verdict of the last candidate `consider` scored.
+  /// The verdict of the last candidate `consider` scored, and the
+  /// activations its memory plan found (0 when not planned).
   Verdict lastVerdict = Verdict::Kept;
+  int64_t lastActivations = 0;
 
 private:
   void record(const Evaluation &e) {
@@ -310,6 +343,54 @@ static llvm::Error searchFixedModel(Searcher &searcher) {
   searcher.result.structuresScored = 1;
   return llvm::Error::success();
 }
+/// The structures with schedule `phaseOne` (none without a pipeline),
+/// those whose memory bound may fit first, the least memory first among
+/// them (most sharded), then enumeration order. The bound is the lowest
+/// over ZeRO stages and hook choices at the smallest microbatch size
+/// (`Searcher::memoryBound`): a large mesh has hundreds of structures and
+/// few fit, so a time-limited search reaches the ones that do.
+static std::vector<Candidate> orderStructures(Searcher &searcher,
+                                              StringRef phaseOne) {
+  const SearchOptions &options = searcher.options;
+  std::vector<std::pair<int64_t, Candidate>> keyed;
+  for (Candidate c : enumerateStructures(options)) {
+    setSchedule(c, phaseOne);
+    int64_t lowest = std::numeric_limits<int64_t>::max();
+    // The smallest microbatch size within --max-microbatches.
+    int64_t size = 0;
+    for (int64_t b : microbatchSizes(c, options))
+      if (!size &&
+          options.globalBatch / c.dataReplicas() / b <= options.maxMicrobatches)
+        size = b;
+    if (!checkStructure(c, options) && size) {
+      Candidate probe = c;
+      probe.microbatchSize = size;
+      probe.microbatches =
+          options.globalBatch / probe.dataReplicas() / probe.microbatchSize;
+      probe.zero = probe.dataReplicas() > 1 ? 3 : 0;
+      for (auto &choices :
+           searcher.hookCombinations(probe, /*firstOnly=*/false)) {
+        probe.hookChoices = choices;
+        std::string why;
+        lowest = std::min(lowest, searcher.memoryBound(probe, 0, why));
+      }
+    }
+    keyed.push_back({lowest, c});
+  }
+  int64_t budget = options.memoryBudget;
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [&](const auto &a, const auto &b) {
+                     bool fitsA = a.first <= budget, fitsB = b.first <= budget;
+                     if (fitsA != fitsB)
+                       return fitsA;
+                     return fitsA && a.first < b.first;
+                   });
+  std::vector<Candidate> out;
+  for (auto &entry : keyed)
+    out.push_back(entry.second);
+  return out;
+}
+
 /// A generated model: phase 1 over every structure, phase 2 over the
 /// fastest.
 static void searchStructures(Searcher &searcher) {
@@ -319,10 +400,9 @@ static void searchStructures(Searcher &searcher) {
                            : StringRef(options.schedules.front());
 
   // Phase 1: every structure, one schedule, the smallest microbatch size
-  // (the most microbatches) at which some ZeRO stage fits.
+  // (the most microbatches) at which some ZeRO stage and hook choice fits.
   std::vector<std::pair<double, Candidate>> structures;
-  for (Candidate c : enumerateStructures(options)) {
-    setSchedule(c, phaseOne);
+  for (Candidate c : orderStructures(searcher, phaseOne)) {
     if (checkStructure(c, options)) {
       searcher.consider(c); // Records the shape rejection.
       continue;
@@ -331,12 +411,15 @@ static void searchStructures(Searcher &searcher) {
       if (!searcher.setMicrobatches(c, b))
         continue;
       std::optional<Evaluation> kept;
-      for (auto &choices : searcher.hookCombinations(c, /*firstOnly=*/true)) {
+      // Hook choices in their order (recompute: none first): the first
+      // that fits, so a structure that fits only with recompute is scored.
+      for (auto &choices : searcher.hookCombinations(c, /*firstOnly=*/false)) {
         c.hookChoices = choices;
         if ((kept = searcher.considerZeroStages(c)))
           break;
       }
       if (kept) {
+        c = kept->candidate;
         structures.push_back({kept->stepTime, c});
         break;
       }
@@ -389,6 +472,7 @@ static SearchResult finish(Searcher &searcher) {
   result.built = searcher.evaluator.built;
   result.simulated = searcher.evaluator.simulated;
   result.prefixBuilds = searcher.evaluator.prefixBuilds;
+  result.calibrationBuilds = searcher.evaluator.calibrationBuilds;
   if (!result.kept.empty()) {
     const Candidate &best = result.kept.front().candidate;
     result.bestDirectives = buildDirectives(best, options);
