@@ -99,14 +99,12 @@ public:
 
   /// The lower bound of `c`'s peak bytes that needs no IR of `c`: the
   /// parameters and AdamW state, or what every step holds (parameters or
-  /// their ZeRO-3 shard, state) plus the activations saved at one step,
-  /// whichever is larger. `saved`: activations measured on another ZeRO
-  /// stage of the same strategy (ZeRO does not change them). Sets `why`.
-  int64_t memoryBound(const Candidate &c, int64_t saved, std::string &why) {
+  /// their ZeRO-3 shard, state) plus the activations saved at one step
+  /// (activationFloor), whichever is larger. Sets `why`.
+  int64_t memoryBound(const Candidate &c, std::string &why) {
     int64_t parameters = staticMemoryBound(c, options);
     int64_t perLayer = evaluator.layerActivationBytes(c);
-    int64_t activations =
-        std::max(saved, activationFloor(c, options, perLayer));
+    int64_t activations = activationFloor(c, options, perLayer);
     int64_t persistent = persistentMemoryBound(c, options);
     if (parameters >= persistent + activations) {
       why = "parameters and optimizer state need at least " +
@@ -114,15 +112,14 @@ public:
       return parameters;
     }
     why = "parameters, optimizer state and saved activations (" +
-          std::to_string(activations) + " B" +
-          (saved >= activations ? ", measured" : "") + ") need at least " +
+          std::to_string(activations) + " B) need at least " +
           std::to_string(persistent + activations) + " B";
     return persistent + activations;
   }
 
   /// Scores `c` unless seen, a verdict without IR applies, or time is up;
-  /// returns the verdict. `saved`: see memoryBound.
-  Verdict consider(const Candidate &c, int64_t saved = 0) {
+  /// returns the verdict.
+  Verdict consider(const Candidate &c) {
     if (!seen.insert(c.label()).second)
       return Verdict::Skipped;
     Evaluation e;
@@ -136,8 +133,7 @@ public:
     } else if (auto schedule = checkSchedule(c, options)) {
       e.verdict = Verdict::Schedule;
       e.reason = *schedule;
-    } else if (bound = memoryBound(c, saved, why);
-               bound > options.memoryBudget) {
+    } else if (bound = memoryBound(c, why); bound > options.memoryBudget) {
       e.verdict = Verdict::StaticMemory;
       e.reason = why;
     } else if (options.timeLimit > 0 && elapsed() > options.timeLimit) {
@@ -152,7 +148,6 @@ public:
     }
     record(e);
     lastVerdict = e.verdict;
-    lastActivations = e.activationBytes;
     return e.verdict;
   }
 
@@ -163,9 +158,6 @@ public:
     if (c.dataReplicas() > 1)
       stages = {0, 1, 2, 3};
     std::optional<Evaluation> kept;
-    // Activations a lower stage's memory plan measured: a higher stage
-    // saves the same, so with its parameters they bound its peak.
-    int64_t saved = 0;
     for (int64_t z : stages) {
       c.zero = z;
       if (kept) {
@@ -179,10 +171,8 @@ public:
         }
         continue;
       }
-      lastActivations = 0;
-      if (consider(c, saved) == Verdict::Kept)
+      if (consider(c) == Verdict::Kept)
         kept = result.kept.back();
-      saved = std::max(saved, lastActivations);
     }
     return kept;
   }
@@ -245,10 +235,8 @@ public:
   const SearchOptions &options;
   Evaluator evaluator;
   SearchResult result;
-  /// The verdict of the last candidate `consider` scored, and the
-  /// activations its memory plan found (0 when not planned).
+  /// The verdict of the last candidate `consider` scored.
   Verdict lastVerdict = Verdict::Kept;
-  int64_t lastActivations = 0;
 
 private:
   void record(const Evaluation &e) {
@@ -372,7 +360,7 @@ static std::vector<Candidate> orderStructures(Searcher &searcher,
            searcher.hookCombinations(probe, /*firstOnly=*/false)) {
         probe.hookChoices = choices;
         std::string why;
-        lowest = std::min(lowest, searcher.memoryBound(probe, 0, why));
+        lowest = std::min(lowest, searcher.memoryBound(probe, why));
       }
     }
     keyed.push_back({lowest, c});
