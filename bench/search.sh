@@ -46,6 +46,27 @@ search() {
 best_ms() { awk '/^best:/ {print $(NF-4)}' "$1"; }
 best_label() { sed -n 's/^best: \(.*\), step.*/\1/p' "$1"; }
 
+# published_peak_mib MODEL: the planned peak (MiB, busiest device) of the
+# published 1F1B configuration at ZeRO-1, microbatch 1, as
+# bench/simulate-published.sh builds it (qwen3_1b PP8 x EP4, qwen3_9b PP4 x
+# EP4, 16 microbatches).
+published_peak_mib() {
+  local model=$1 ranks=8
+  [ "$model" = qwen3_9b ] && ranks=4
+  "$BIN/piper-gen" --model=moe --config="$model" --pp=$ranks \
+    --mesh="dp=1,ep=4,pp=$ranks" --batch=1 --dtype=bf16 --zero=1 \
+    > "$tmp/paper.mlir"
+  python3 bench/strategy.py 1f1b $ranks 16 --ep ep --zero 1 \
+    --piper-schedule "$BIN/piper-schedule" > "$tmp/paper.strategy.mlir"
+  "$BIN/piper-opt" "$tmp/paper.mlir" --piper-autodiff \
+    --piper-optimizer="optimizer=adamw lr=0.001" --piper-build-dag \
+    --transform-preload-library="transform-library-paths=$tmp/paper.strategy.mlir" \
+    --transform-interpreter --piper-partition --piper-verify-programs \
+    -o "$tmp/paper.programs.mlir"
+  "$BIN/piper-opt" "$tmp/paper.programs.mlir" --piper-simulate=device=a100 \
+    -o /dev/null | awk '/^@/ {if ($NF+0 > m) m = $NF+0} END {print m}'
+}
+
 echo "== hand-written strategies (bench/simulate-published.sh)"
 bench/simulate-published.sh | tee "$tmp/published"
 
@@ -64,7 +85,7 @@ for model in qwen3_1b qwen3_9b; do
 
   # Budget: BUDGET_FRACTION (default 0.95) x the published 1F1B configuration's planned peak
   # (ZeRO-1, microbatch 1: the memory study's "peak@1").
-  paper_mib=$(awk -v model="$model" '$1 == model && $2 == "ZeRO-1" {print $3}' "$tmp/published")
+  paper_mib=$(published_peak_mib "$model")
   budget=$(awk -v p="$paper_mib" -v frac="$BUDGET_FRACTION" \
     'BEGIN { printf "%.0f", p * frac * 1048576 }')
   echo

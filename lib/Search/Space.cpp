@@ -53,6 +53,11 @@ search::checkStructure(const Candidate &c, const SearchOptions &options) {
     if (config.heads % c.tp)
       return fail("tp " + Twine(c.tp) + " does not divide the " +
                   Twine(config.heads) + " heads");
+    // Grouped-query attention shards its key/value heads too.
+    int64_t kvHeads = modelgen::getKVHeads(config);
+    if (kvHeads % c.tp)
+      return fail("tp " + Twine(c.tp) + " does not divide the " +
+                  Twine(kvHeads) + " key/value heads");
     if (options.model == modelgen::ModelKind::GPT && config.ffn % c.tp)
       return fail("tp " + Twine(c.tp) + " does not divide the FFN width " +
                   Twine(config.ffn));
