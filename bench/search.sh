@@ -12,20 +12,22 @@
 #   - the search under a memory budget of 95% of the published 1F1B
 #     configuration's peak (which therefore exceeds it).
 # Then deepseek_v3 on 1,024 and 16,384 devices (8 per node, InfiniBand
-# across; one sequence per device per step), bounded by --time-limit.
+# across; one sequence per device per step), with recompute as a dimension
+# (1F1B without it saves ~1.2 GiB per layer and sequence: 61 layers' worth
+# on rank 0, over 80 GB), bounded by --time-limit.
 #
 #   bench/search.sh             # everything (several minutes)
 #   bench/search.sh --qwen      # the two qwen3 models only
 #
 # Environment: PIPER_BIN (default build/bin), BUDGET_FRACTION (default
-# 0.95), DS_TIME_LIMIT (default 240).
+# 0.95), DS_TIME_LIMIT (default 180).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${PIPER_BIN:-build/bin}
 BUDGET_FRACTION=${BUDGET_FRACTION:-0.95}
 # deepseek_v3 has hundreds of structures of 61 layers: the search is
 # bounded by --time-limit (seconds of wall time).
-DS_TIME_LIMIT=${DS_TIME_LIMIT:-240}
+DS_TIME_LIMIT=${DS_TIME_LIMIT:-180}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -43,6 +45,27 @@ search() {
 }
 best_ms() { awk '/^best:/ {print $(NF-4)}' "$1"; }
 best_label() { sed -n 's/^best: \(.*\), step.*/\1/p' "$1"; }
+
+# published_peak_mib MODEL: the planned peak (MiB, busiest device) of the
+# published 1F1B configuration at ZeRO-1, microbatch 1, as
+# bench/simulate-published.sh builds it (qwen3_1b PP8 x EP4, qwen3_9b PP4 x
+# EP4, 16 microbatches).
+published_peak_mib() {
+  local model=$1 ranks=8
+  [ "$model" = qwen3_9b ] && ranks=4
+  "$BIN/piper-gen" --model=moe --config="$model" --pp=$ranks \
+    --mesh="dp=1,ep=4,pp=$ranks" --batch=1 --dtype=bf16 --zero=1 \
+    > "$tmp/paper.mlir"
+  python3 bench/strategy.py 1f1b $ranks 16 --ep ep --zero 1 \
+    --piper-schedule "$BIN/piper-schedule" > "$tmp/paper.strategy.mlir"
+  "$BIN/piper-opt" "$tmp/paper.mlir" --piper-autodiff \
+    --piper-optimizer="optimizer=adamw lr=0.001" --piper-build-dag \
+    --transform-preload-library="transform-library-paths=$tmp/paper.strategy.mlir" \
+    --transform-interpreter --piper-partition --piper-verify-programs \
+    -o "$tmp/paper.programs.mlir"
+  "$BIN/piper-opt" "$tmp/paper.programs.mlir" --piper-simulate=device=a100 \
+    -o /dev/null | awk '/^@/ {if ($NF+0 > m) m = $NF+0} END {print m}'
+}
 
 echo "== hand-written strategies (bench/simulate-published.sh)"
 bench/simulate-published.sh | tee "$tmp/published"
@@ -62,7 +85,7 @@ for model in qwen3_1b qwen3_9b; do
 
   # Budget: BUDGET_FRACTION (default 0.95) x the published 1F1B configuration's planned peak
   # (ZeRO-1, microbatch 1: the memory study's "peak@1").
-  paper_mib=$(awk -v model="$model" '$1 == model && $2 == "ZeRO-1" {print $3}' "$tmp/published")
+  paper_mib=$(published_peak_mib "$model")
   budget=$(awk -v p="$paper_mib" -v frac="$BUDGET_FRACTION" \
     'BEGIN { printf "%.0f", p * frac * 1048576 }')
   echo
@@ -82,7 +105,7 @@ for nodes in 128 2048; do
   read -r wall cpu < <(search "$tmp/ds.txt" --config=deepseek_v3 \
     --mesh="${nodes}x8" --intra-link=nvlink:300:3 \
     --inter-link=infiniband:50:5 --global-batch="$devices" \
-    --max-microbatches=32 --rows=5 --time-limit="$DS_TIME_LIMIT")
+    --max-microbatches=32 --rows=5 --recompute --time-limit="$DS_TIME_LIMIT")
   cat "$tmp/ds.txt"
   echo "search time: ${wall} s wall, ${cpu} s CPU"
 done

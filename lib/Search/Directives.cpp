@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "piper/Search/Search.h"
+#include "Space.h"
 
 #include "piper/Dialect/Piper/IR/PiperOps.h"
 
@@ -71,6 +71,20 @@ modelgen::GenOptions search::genOptionsFor(const Candidate &candidate,
   gen.mesh = meshAxes(candidate);
   gen.dtype = options.dtype;
   return gen;
+}
+
+void search::setMeshOrder(ModuleOp module, const Candidate &candidate) {
+  SmallVector<modelgen::MeshAxisSpec> order = meshAxes(candidate);
+  module.walk([&](MeshOp mesh) {
+    SmallVector<MeshAxisAttr> axes = mesh.getAxisList();
+    SmallVector<Attribute> sorted;
+    for (const modelgen::MeshAxisSpec &spec : order)
+      for (MeshAxisAttr axis : axes)
+        if (axis.getName().getValue() == spec.name)
+          sorted.push_back(axis);
+    if (sorted.size() == axes.size())
+      mesh.setAxesAttr(ArrayAttr::get(module.getContext(), sorted));
+  });
 }
 
 void search::setMeshLinks(ModuleOp module, const Candidate &candidate,

@@ -26,6 +26,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <limits>
 #include <map>
 
 using namespace mlir;
@@ -38,6 +39,15 @@ struct Evaluator::Impl {
   /// Training DAGs of the current structure, by model key.
   std::map<std::string, OwningOpRef<ModuleOp>> prefixes;
   std::string structureKey;
+  /// Candidates of the current structure already built, by their label in
+  /// the other axis order: the memory plan's verdict, and (for the last
+  /// few that reached the simulator) the device programs, which the other
+  /// order only re-simulates with its links.
+  std::map<std::string, Evaluation> planned;
+  std::map<std::string, OwningOpRef<ModuleOp>> programs;
+  std::vector<std::string> programsOrder;
+  /// Evaluator::layerActivationBytes by (tp, ep, microbatch size).
+  std::map<std::string, int64_t> layerActivations;
 
   Impl(MLIRContext &context, const SearchOptions &options)
       : context(context), options(options) {}
@@ -48,12 +58,13 @@ Evaluator::Evaluator(MLIRContext &context, const SearchOptions &options)
 
 Evaluator::~Evaluator() = default;
 
-/// The model's key: what genOptionsFor and setMeshLinks read.
+/// The training DAG's key: what genOptionsFor reads but the axis order,
+/// which only sets the link classes (setMeshLinks, on each copy): the two
+/// orders of a structure share their training DAGs.
 static std::string modelKey(const Candidate &c) {
   return std::to_string(c.tp) + "/" + std::to_string(c.ep) + "/" +
          std::to_string(c.pp) + "/" + std::to_string(c.dp) + "/" +
-         std::to_string(int(c.order)) + "/" + std::to_string(c.stages) + "/" +
-         std::to_string(c.microbatchSize);
+         std::to_string(c.stages) + "/" + std::to_string(c.microbatchSize);
 }
 
 /// Runs `pm` on `module`, the first error (if any) into `error`.
@@ -87,11 +98,13 @@ OwningOpRef<ModuleOp> Evaluator::buildModel(const Candidate &c,
   return std::move(*model);
 }
 
-void Evaluator::evaluate(Evaluation &e) {
+void Evaluator::evaluate(Evaluation &e, bool simulate) {
   const Candidate &c = e.candidate;
   auto reject = [&](Verdict v, std::string why) {
     e.verdict = v;
     e.reason = std::move(why);
+    if (!impl->options.fixedModel)
+      impl->planned[c.label()] = e;
   };
   // Models of one structure share the cache; a new structure drops it, so
   // at most a structure's few models are held at once.
@@ -99,7 +112,37 @@ void Evaluator::evaluate(Evaluation &e) {
   structure = structure.substr(0, structure.rfind('/'));
   if (structure != impl->structureKey) {
     impl->prefixes.clear();
+    impl->planned.clear();
+    impl->programs.clear();
+    impl->programsOrder.clear();
     impl->structureKey = structure;
+  }
+  // The other axis order of this strategy was built: the programs and the
+  // memory plan do not depend on the links, only the simulation does.
+  Candidate other = c;
+  other.order = c.order == AxisOrder::PipelineInside
+                    ? AxisOrder::PipelineOutside
+                    : AxisOrder::PipelineInside;
+  if (!impl->options.fixedModel) {
+    auto it = impl->planned.find(other.label());
+    if (it != impl->planned.end() && it->second.verdict != Verdict::Kept) {
+      e.verdict = it->second.verdict;
+      e.reason = it->second.reason;
+      e.peakBytes = it->second.peakBytes;
+      e.activationBytes = it->second.activationBytes;
+      e.activationMicrobatches = it->second.activationMicrobatches;
+      return;
+    }
+    auto cached = impl->programs.find(other.label());
+    if (it != impl->planned.end() && cached != impl->programs.end()) {
+      e.peakBytes = it->second.peakBytes;
+      e.activationBytes = it->second.activationBytes;
+      e.activationMicrobatches = it->second.activationMicrobatches;
+      setMeshOrder(*cached->second, c);
+      setMeshLinks(*cached->second, c, impl->options.cluster);
+      simulateBuilt(e, *cached->second);
+      return;
+    }
   }
   OwningOpRef<ModuleOp> &prefix = impl->prefixes[modelKey(c)];
   if (!prefix) {
@@ -124,6 +167,10 @@ void Evaluator::evaluate(Evaluation &e) {
   if (!script)
     return reject(Verdict::Invalid, llvm::toString(script.takeError()));
   OwningOpRef<ModuleOp> module = prefix->clone();
+  if (!impl->options.fixedModel) {
+    setMeshOrder(*module, c);
+    setMeshLinks(*module, c, impl->options.cluster);
+  }
   std::string error;
   {
     ScopedDiagnosticHandler handler(&impl->context, [&](Diagnostic &d) {
@@ -167,16 +214,39 @@ void Evaluator::evaluate(Evaluation &e) {
     if (failed(plans))
       return reject(Verdict::Invalid,
                     "memory plan: " + (error.empty() ? "no DAG" : error));
-    for (const DeviceMemoryPlan &plan : *plans)
+    for (const DeviceMemoryPlan &plan : *plans) {
       e.peakBytes = std::max(e.peakBytes, plan.peakBytes());
+      e.activationBytes =
+          std::max(e.activationBytes, plan.maxPerKind[MemoryKind::Activations]);
+      e.activationMicrobatches =
+          std::max(e.activationMicrobatches, plan.maxActivationMicrobatches);
+    }
   }
   if (e.peakBytes > impl->options.memoryBudget)
     return reject(Verdict::Memory,
                   "peak " + std::to_string(e.peakBytes) + " B > budget " +
                       std::to_string(impl->options.memoryBudget) + " B");
+  if (!simulate) {
+    e.verdict = Verdict::Kept;
+    return;
+  }
+  simulateBuilt(e, *module);
+  if (impl->options.fixedModel)
+    return;
+  impl->planned[c.label()] = e;
+  impl->programs[c.label()] = std::move(module);
+  impl->programsOrder.push_back(c.label());
+  // Device programs of a 61-layer model are large: keep the last few.
+  if (impl->programsOrder.size() > 4) {
+    impl->programs.erase(impl->programsOrder.front());
+    impl->programsOrder.erase(impl->programsOrder.begin());
+  }
+}
 
-  SimulateOptions simulate;
-  simulate.device = impl->options.cluster.device;
+void Evaluator::simulateBuilt(Evaluation &e, ModuleOp module) {
+  std::string error;
+  SimulateOptions simulateOptions;
+  simulateOptions.device = impl->options.cluster.device;
   FailureOr<SimulationReport> report;
   {
     ScopedDiagnosticHandler handler(&impl->context, [&](Diagnostic &d) {
@@ -184,13 +254,51 @@ void Evaluator::evaluate(Evaluation &e) {
         error = d.str();
       return success();
     });
-    report = simulatePrograms(
-        *module, simulate, [&]() { return mlir::emitError(module->getLoc()); });
+    report = simulatePrograms(module, simulateOptions, [&]() {
+      return mlir::emitError(module->getLoc());
+    });
   }
   ++simulated;
-  if (failed(report))
-    return reject(Verdict::Invalid, "simulator: " + error);
+  if (failed(report)) {
+    e.verdict = Verdict::Invalid;
+    e.reason = "simulator: " + error;
+    return;
+  }
   e.verdict = Verdict::Kept;
   e.stepTime = report->stepTime;
   e.bubble = report->bubbleFraction;
+}
+
+int64_t Evaluator::layerActivationBytes(const Candidate &c) {
+  const SearchOptions &options = impl->options;
+  if (options.fixedModel || options.config.layers < 2)
+    return 0;
+  std::string key = std::to_string(c.tp) + "/" + std::to_string(c.ep) + "/" +
+                    std::to_string(c.microbatchSize);
+  auto [it, inserted] = impl->layerActivations.try_emplace(key, 0);
+  if (!inserted)
+    return it->second;
+  // The same tp and ep shards (dp and pp only repeat or cut the layers),
+  // one microbatch, ZeRO-0, no hook: the memory plan's saved activations.
+  Candidate one;
+  one.tp = c.tp;
+  one.ep = c.ep;
+  one.microbatchSize = c.microbatchSize;
+  int64_t saved[2] = {0, 0};
+  for (int64_t layers : {1, 2}) {
+    SearchOptions small = options;
+    small.config.layers = layers;
+    small.hooks.clear();
+    small.memoryBudget = std::numeric_limits<int64_t>::max();
+    Evaluator evaluator(impl->context, small);
+    Evaluation e;
+    e.candidate = one;
+    evaluator.evaluate(e, /*simulate=*/false);
+    ++calibrationBuilds;
+    if (e.verdict == Verdict::Invalid)
+      return 0;
+    saved[layers - 1] = e.activationBytes;
+  }
+  it->second = std::max<int64_t>(0, saved[1] - saved[0]);
+  return it->second;
 }

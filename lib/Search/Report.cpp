@@ -34,7 +34,8 @@ std::string search::renderTable(const SearchResult &result,
      << ", simulated " << result.simulated << ", training DAGs built "
      << result.prefixBuilds << ", structures scored " << result.structuresScored
      << " (refined " << std::min(result.structuresScored, options.refine)
-     << "), " << llvm::format("%.1f", result.seconds) << " s\n";
+     << "), layer models built " << result.calibrationBuilds << ", "
+     << llvm::format("%.1f", result.seconds) << " s\n";
 
   os << llvm::format("%-5s %-48s %12s %8s %12s\n", "rank", "strategy",
                      "step ms", "bubble", "peak MiB");

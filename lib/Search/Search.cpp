@@ -24,6 +24,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <limits>
 #include <set>
 
 using namespace mlir;
@@ -96,6 +97,26 @@ public:
       : options(options), evaluator(context, options),
         start(std::chrono::steady_clock::now()) {}
 
+  /// The lower bound of `c`'s peak bytes that needs no IR of `c`: the
+  /// parameters and AdamW state, or what every step holds (parameters or
+  /// their ZeRO-3 shard, state) plus the activations saved at one step
+  /// (activationFloor), whichever is larger. Sets `why`.
+  int64_t memoryBound(const Candidate &c, std::string &why) {
+    int64_t parameters = staticMemoryBound(c, options);
+    int64_t perLayer = evaluator.layerActivationBytes(c);
+    int64_t activations = activationFloor(c, options, perLayer);
+    int64_t persistent = persistentMemoryBound(c, options);
+    if (parameters >= persistent + activations) {
+      why = "parameters and optimizer state need at least " +
+            std::to_string(parameters) + " B";
+      return parameters;
+    }
+    why = "parameters, optimizer state and saved activations (" +
+          std::to_string(activations) + " B) need at least " +
+          std::to_string(persistent + activations) + " B";
+    return persistent + activations;
+  }
+
   /// Scores `c` unless seen, a verdict without IR applies, or time is up;
   /// returns the verdict.
   Verdict consider(const Candidate &c) {
@@ -104,17 +125,17 @@ public:
     Evaluation e;
     e.candidate = c;
     ++result.enumerated;
-    if (auto why = checkStructure(c, options)) {
+    int64_t bound = 0;
+    std::string why;
+    if (auto shape = checkStructure(c, options)) {
       e.verdict = Verdict::Divisibility;
-      e.reason = *why;
-    } else if (auto why = checkSchedule(c, options)) {
+      e.reason = *shape;
+    } else if (auto schedule = checkSchedule(c, options)) {
       e.verdict = Verdict::Schedule;
-      e.reason = *why;
-    } else if (int64_t bound = staticMemoryBound(c, options);
-               bound > options.memoryBudget) {
+      e.reason = *schedule;
+    } else if (bound = memoryBound(c, why); bound > options.memoryBudget) {
       e.verdict = Verdict::StaticMemory;
-      e.reason = "parameters and optimizer state need at least " +
-                 std::to_string(bound) + " B";
+      e.reason = why;
     } else if (options.timeLimit > 0 && elapsed() > options.timeLimit) {
       e.verdict = Verdict::Skipped;
       e.reason = "time limit";
@@ -310,6 +331,54 @@ static llvm::Error searchFixedModel(Searcher &searcher) {
   searcher.result.structuresScored = 1;
   return llvm::Error::success();
 }
+/// The structures with schedule `phaseOne` (none without a pipeline),
+/// those whose memory bound may fit first, the least memory first among
+/// them (most sharded), then enumeration order. The bound is the lowest
+/// over ZeRO stages and hook choices at the smallest microbatch size
+/// (`Searcher::memoryBound`): a large mesh has hundreds of structures and
+/// few fit, so a time-limited search reaches the ones that do.
+static std::vector<Candidate> orderStructures(Searcher &searcher,
+                                              StringRef phaseOne) {
+  const SearchOptions &options = searcher.options;
+  std::vector<std::pair<int64_t, Candidate>> keyed;
+  for (Candidate c : enumerateStructures(options)) {
+    setSchedule(c, phaseOne);
+    int64_t lowest = std::numeric_limits<int64_t>::max();
+    // The smallest microbatch size within --max-microbatches.
+    int64_t size = 0;
+    for (int64_t b : microbatchSizes(c, options))
+      if (!size &&
+          options.globalBatch / c.dataReplicas() / b <= options.maxMicrobatches)
+        size = b;
+    if (!checkStructure(c, options) && size) {
+      Candidate probe = c;
+      probe.microbatchSize = size;
+      probe.microbatches =
+          options.globalBatch / probe.dataReplicas() / probe.microbatchSize;
+      probe.zero = probe.dataReplicas() > 1 ? 3 : 0;
+      for (auto &choices :
+           searcher.hookCombinations(probe, /*firstOnly=*/false)) {
+        probe.hookChoices = choices;
+        std::string why;
+        lowest = std::min(lowest, searcher.memoryBound(probe, why));
+      }
+    }
+    keyed.push_back({lowest, c});
+  }
+  int64_t budget = options.memoryBudget;
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [&](const auto &a, const auto &b) {
+                     bool fitsA = a.first <= budget, fitsB = b.first <= budget;
+                     if (fitsA != fitsB)
+                       return fitsA;
+                     return fitsA && a.first < b.first;
+                   });
+  std::vector<Candidate> out;
+  for (auto &entry : keyed)
+    out.push_back(entry.second);
+  return out;
+}
+
 /// A generated model: phase 1 over every structure, phase 2 over the
 /// fastest.
 static void searchStructures(Searcher &searcher) {
@@ -319,10 +388,9 @@ static void searchStructures(Searcher &searcher) {
                            : StringRef(options.schedules.front());
 
   // Phase 1: every structure, one schedule, the smallest microbatch size
-  // (the most microbatches) at which some ZeRO stage fits.
+  // (the most microbatches) at which some ZeRO stage and hook choice fits.
   std::vector<std::pair<double, Candidate>> structures;
-  for (Candidate c : enumerateStructures(options)) {
-    setSchedule(c, phaseOne);
+  for (Candidate c : orderStructures(searcher, phaseOne)) {
     if (checkStructure(c, options)) {
       searcher.consider(c); // Records the shape rejection.
       continue;
@@ -331,12 +399,15 @@ static void searchStructures(Searcher &searcher) {
       if (!searcher.setMicrobatches(c, b))
         continue;
       std::optional<Evaluation> kept;
-      for (auto &choices : searcher.hookCombinations(c, /*firstOnly=*/true)) {
+      // Hook choices in their order (recompute: none first): the first
+      // that fits, so a structure that fits only with recompute is scored.
+      for (auto &choices : searcher.hookCombinations(c, /*firstOnly=*/false)) {
         c.hookChoices = choices;
         if ((kept = searcher.considerZeroStages(c)))
           break;
       }
       if (kept) {
+        c = kept->candidate;
         structures.push_back({kept->stepTime, c});
         break;
       }
@@ -389,6 +460,7 @@ static SearchResult finish(Searcher &searcher) {
   result.built = searcher.evaluator.built;
   result.simulated = searcher.evaluator.simulated;
   result.prefixBuilds = searcher.evaluator.prefixBuilds;
+  result.calibrationBuilds = searcher.evaluator.calibrationBuilds;
   if (!result.kept.empty()) {
     const Candidate &best = result.kept.front().candidate;
     result.bestDirectives = buildDirectives(best, options);

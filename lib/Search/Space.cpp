@@ -53,6 +53,11 @@ search::checkStructure(const Candidate &c, const SearchOptions &options) {
     if (config.heads % c.tp)
       return fail("tp " + Twine(c.tp) + " does not divide the " +
                   Twine(config.heads) + " heads");
+    // Grouped-query attention shards its key/value heads too.
+    int64_t kvHeads = modelgen::getKVHeads(config);
+    if (kvHeads % c.tp)
+      return fail("tp " + Twine(c.tp) + " does not divide the " +
+                  Twine(kvHeads) + " key/value heads");
     if (options.model == modelgen::ModelKind::GPT && config.ffn % c.tp)
       return fail("tp " + Twine(c.tp) + " does not divide the FFN width " +
                   Twine(config.ffn));
@@ -106,8 +111,10 @@ static int64_t elementBytes(modelgen::ElementKind kind) {
   return 4;
 }
 
-int64_t search::staticMemoryBound(const Candidate &c,
-                                  const SearchOptions &options) {
+/// The busiest device's parameter and AdamW bytes; `gathered`: a ZeRO-3
+/// stage's parameters counted whole (a forward task gathers them all).
+static int64_t parameterBytes(const Candidate &c, const SearchOptions &options,
+                              bool gathered) {
   // A file's parameters are not a config's: the memory plan alone decides.
   if (options.fixedModel)
     return 0;
@@ -139,11 +146,55 @@ int64_t search::staticMemoryBound(const Candidate &c,
     }
     // ZeRO-3 keeps a shard, but a forward task gathers every parameter of
     // its stage while it runs, so the stage's whole share is live then.
-    params += bytes;
+    params += c.zero >= 3 && !gathered ? bytes / replicas : bytes;
     // AdamW's two moments, at least as wide as the parameter.
     state += c.zero >= 1 ? 2 * bytes / replicas : 2 * bytes;
   }
   return int64_t(params + state);
+}
+
+int64_t search::staticMemoryBound(const Candidate &c,
+                                  const SearchOptions &options) {
+  return parameterBytes(c, options, /*gathered=*/true);
+}
+
+int64_t search::persistentMemoryBound(const Candidate &c,
+                                      const SearchOptions &options) {
+  return parameterBytes(c, options, /*gathered=*/false);
+}
+
+bool search::recomputes(const Candidate &c, const SearchOptions &options) {
+  for (const DirectiveHook &hook : options.hooks) {
+    auto it = c.hookChoices.find(hook.dimension);
+    if (hook.recomputes && it != c.hookChoices.end() &&
+        hook.recomputes(it->second))
+      return true;
+  }
+  return false;
+}
+
+int64_t search::activationFloor(const Candidate &c,
+                                const SearchOptions &options,
+                                int64_t perLayer) {
+  if (options.fixedModel || perLayer <= 0)
+    return 0;
+  int64_t layers = options.config.layers;
+  int64_t smallest = layers / c.stages;
+  // getStageLayers gives the first `layers % stages` stages one more.
+  int64_t first = smallest + (layers % c.stages ? 1 : 0);
+  int64_t inFlight = 1, stageLayers = smallest;
+  if (recomputes(c, options)) {
+    inFlight = 1;
+  } else if (c.pp == 1) {
+    stageLayers = layers;
+  } else if (c.schedule == "1f1b" || c.schedule == "zb-h1") {
+    inFlight = std::min(c.pp, c.microbatches);
+    stageLayers = first;
+  } else if (c.schedule == "gpipe") {
+    inFlight = c.microbatches;
+    stageLayers = first;
+  }
+  return inFlight * stageLayers * perLayer;
 }
 
 /// Whether each mesh axis of `c` stays inside a node.

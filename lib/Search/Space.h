@@ -48,6 +48,30 @@ std::optional<std::string> checkSchedule(const Candidate &c,
 /// the model's element width, split by pp, tp, ep and ZeRO.
 int64_t staticMemoryBound(const Candidate &c, const SearchOptions &options);
 
+/// What `c`'s busiest device holds at every step: its parameters (a ZeRO-3
+/// shard only) and the AdamW moments. At most `staticMemoryBound`.
+int64_t persistentMemoryBound(const Candidate &c, const SearchOptions &options);
+
+/// Whether a hook choice of `c` recomputes the saved activations.
+bool recomputes(const Candidate &c, const SearchOptions &options);
+
+/// A lower bound of the activations `c`'s busiest device saves at one step,
+/// given the bytes one layer saves for one microbatch (`perLayer`, measured
+/// by Evaluator::layerActivationBytes): 1F1B and ZB-H1 hold min(p, m)
+/// microbatches of stage 0's layers on rank 0 when its first backward
+/// starts, GPipe all m; other schedules and recompute at least one
+/// microbatch of the smallest stage (a recomputed chunk regenerates its
+/// activations before its backward); no pipeline, one microbatch of every
+/// layer.
+int64_t activationFloor(const Candidate &c, const SearchOptions &options,
+                        int64_t perLayer);
+
+/// Puts the mesh axes of a generated model in `candidate`'s packing order.
+/// The two orders of a structure share one training DAG (Evaluate.cpp);
+/// placements name axes, so only the device numbering and, through
+/// setMeshLinks, the links change.
+void setMeshOrder(ModuleOp module, const Candidate &candidate);
+
 /// Builds and scores candidates in one MLIR context. The training DAG of a
 /// model (autodiff, optimizer, build-dag) depends only on the candidate's
 /// mesh, stages and microbatch size; it is built once per such key and
@@ -56,13 +80,22 @@ class Evaluator {
 public:
   Evaluator(MLIRContext &context, const SearchOptions &options);
   ~Evaluator();
-  /// Fills verdict, reason, step time, bubble and peak of `e`.
-  void evaluate(Evaluation &e);
+  /// Fills verdict, reason, step time, bubble and peak of `e`; without
+  /// `simulate`, stops after the memory plan (no step time).
+  void evaluate(Evaluation &e, bool simulate = true);
   /// The model (with links) of `c` and `c`'s directives.
   OwningOpRef<ModuleOp> buildModel(const Candidate &c, std::string &error);
-  int64_t prefixBuilds = 0, built = 0, simulated = 0;
+  /// The activations one layer of `c`'s model saves for one microbatch on
+  /// one device: the memory plan's saved activations of a two-layer and a
+  /// one-layer copy of the model (no pipeline, one microbatch, `c`'s tp and
+  /// ep), subtracted. Cached per (tp, ep, microbatch size); 0 for a model
+  /// file or when a copy does not build.
+  int64_t layerActivationBytes(const Candidate &c);
+  int64_t prefixBuilds = 0, built = 0, simulated = 0, calibrationBuilds = 0;
 
 private:
+  /// Simulates built device programs: `e`'s verdict, step time, bubble.
+  void simulateBuilt(Evaluation &e, ModuleOp module);
   struct Impl;
   std::unique_ptr<Impl> impl;
 };

@@ -265,6 +265,7 @@ llvm::Expected<SearchOptions> getOptions() {
         directives.push_back(
             llvm::json::Object{{"recompute", llvm::json::Object{}}});
     };
+    hook.recomputes = [](StringRef choice) { return choice == "full"; };
     options.hooks.push_back(std::move(hook));
   }
   return options;

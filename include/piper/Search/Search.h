@@ -100,6 +100,10 @@ struct DirectiveHook {
   std::function<void(const Candidate &, llvm::StringRef choice,
                      llvm::json::Array &directives)>
       emit;
+  /// Whether a choice recomputes the saved activations in the backward
+  /// (the search's activation lower bound then counts one microbatch of one
+  /// stage). Unset: no choice does.
+  std::function<bool(llvm::StringRef choice)> recomputes;
 };
 
 struct SearchOptions {
@@ -165,6 +169,10 @@ struct Evaluation {
   /// planned peak over the device programs (bytes).
   double stepTime = 0, bubble = 0;
   int64_t peakBytes = -1;
+  /// The most saved activations any device holds at one step (the same
+  /// for every ZeRO stage of the strategy), and the most microbatches whose
+  /// activations a device holds at once.
+  int64_t activationBytes = 0, activationMicrobatches = 0;
 };
 
 struct SearchResult {
@@ -174,6 +182,9 @@ struct SearchResult {
   std::array<int64_t, kNumVerdicts> rejected{};
   std::array<std::string, kNumVerdicts> example;
   int64_t enumerated = 0, built = 0, simulated = 0, prefixBuilds = 0;
+  /// One- and two-layer models built to measure the activations of a layer
+  /// (Evaluator::layerActivationBytes).
+  int64_t calibrationBuilds = 0;
   /// Built candidates whose planned peak is below the static lower bound
   /// (should stay 0; the table warns otherwise).
   int64_t boundViolations = 0;
