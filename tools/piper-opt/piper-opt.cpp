@@ -41,8 +41,11 @@ static void quietOpOnDiagnostic() {
 /// MLIR 22's parser crashes on some inputs (ParserGuards.h). MlirOptMain
 /// reads the file itself, so the input is checked here first; an input
 /// that would crash gets one located line. False when `path` cannot be
-/// read: MlirOptMain reports that.
+/// read (MlirOptMain reports that) and for standard input, which can be
+/// read only once, by MlirOptMain.
 static bool crashesParser(llvm::StringRef path) {
+  if (path == "-")
+    return false;
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(path, &error);
   if (!file)
