@@ -119,4 +119,3 @@ CommTime piper::sim::sendTime(double bytes, const LinkSpec &link) {
   t.smShare = link.commSMShare;
   return t;
 }
-

@@ -66,25 +66,32 @@ namespace {
 
 constexpr int kTag = 7;
 
-/// PIPER_RT_LIVENESS: seconds of silence; 0 turns the watchdog off. Out of
-/// range or not a number: the default, with a warning from rank 0.
-double livenessSeconds(int rank) {
-  const double fallback = 5.0;
-  const char *text = std::getenv("PIPER_RT_LIVENESS");
+/// The seconds the environment variable `name` sets: 0 (off) or a value in
+/// [lowest, highest]. Unset: `fallback`; out of range or not a number:
+/// `fallback`, with a warning when `warn`.
+double secondsSetting(const char *name, double fallback, double lowest,
+                      double highest, bool warn) {
+  const char *text = std::getenv(name);
   if (!text || !*text)
     return fallback;
   char *end = nullptr;
   errno = 0;
   double value = std::strtod(text, &end);
   if (end != text && *end == '\0' && errno == 0 && std::isfinite(value) &&
-      (value == 0 || (value >= 0.5 && value <= 3600)))
+      (value == 0 || (value >= lowest && value <= highest)))
     return value;
-  if (rank == 0)
+  if (warn)
     std::fprintf(stderr,
-                 "piper-rt: PIPER_RT_LIVENESS='%s' is not 0 (off) or 0.5 to "
-                 "3600 seconds; using %g s\n",
-                 text, fallback);
+                 "piper-rt: %s='%s' is not 0 (off) or %g to %g seconds; "
+                 "using %g s\n",
+                 name, text, lowest, highest, fallback);
   return fallback;
+}
+
+/// PIPER_RT_LIVENESS: seconds of silence; 0 turns the watchdog off. Rank 0
+/// warns about a bad value.
+double livenessSeconds(int rank) {
+  return secondsSetting("PIPER_RT_LIVENESS", 5.0, 0.5, 3600, rank == 0);
 }
 
 void postReceive(Liveness &l) {
@@ -106,21 +113,7 @@ std::string waitingFor(piper_rt_context_impl &context) {
 /// PIPER_RT_STARTUP: 0 (off) or 1 to 86400 seconds; default 60, well above
 /// MPI_Init on a large job and well below the generic timeout.
 static double startupSeconds() {
-  const double fallback = 60.0;
-  const char *text = std::getenv("PIPER_RT_STARTUP");
-  if (!text || !*text)
-    return fallback;
-  char *end = nullptr;
-  errno = 0;
-  double value = std::strtod(text, &end);
-  if (end != text && *end == '\0' && errno == 0 && std::isfinite(value) &&
-      (value == 0 || (value >= 1 && value <= 86400)))
-    return value;
-  std::fprintf(stderr,
-               "piper-rt: PIPER_RT_STARTUP='%s' is not 0 (off) or 1 to 86400 "
-               "seconds; using %g s\n",
-               text, fallback);
-  return fallback;
+  return secondsSetting("PIPER_RT_STARTUP", 60.0, 1, 86400, true);
 }
 
 /// The launcher's rank and size of this process, before MPI can say.
