@@ -30,6 +30,8 @@
 
 #include "piper/Conversion/GPU/Passes.h"
 
+#include "ReplacedCalls.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -205,20 +207,10 @@ struct GPUClipPass : mlir::piper::impl::GPUClipPassBase<GPUClipPass> {
       if (failed(accumulate ? rewriteAccumulate(b, call, module)
                             : rewriteScale(b, call, module)))
         return signalPassFailure();
-      callees.insert(call.getCallee());
-      SmallVector<Value> operands(call.getOperands());
-      call.erase();
-      for (Value v : operands)
-        if (auto cast = v.getDefiningOp<memref::CastOp>())
-          if (cast->use_empty())
-            cast.erase();
+      eraseReplacedCall(call, callees);
     }
     // The host-reading declarations nothing calls any more.
-    for (StringRef name : callees) {
-      auto fn = module.lookupSymbol<func::FuncOp>(name);
-      if (fn && fn.isExternal() && SymbolTable::symbolKnownUseEmpty(fn, module))
-        fn.erase();
-    }
+    eraseUncalledDeclarations(module, callees);
   }
 };
 

@@ -26,6 +26,8 @@
 
 #include "piper/Conversion/GPU/Passes.h"
 
+#include "ReplacedCalls.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -374,20 +376,10 @@ struct GPUGemmPass : mlir::piper::impl::GPUGemmPassBase<GPUGemmPass> {
           return signalPassFailure();
         emitGemm(b, call.getLoc(), module, g);
       }
-      callees.insert(call.getCallee());
-      SmallVector<Value> operands(call.getOperands());
-      call.erase();
-      for (Value v : operands)
-        if (auto cast = v.getDefiningOp<memref::CastOp>())
-          if (cast->use_empty())
-            cast.erase();
+      eraseReplacedCall(call, callees);
     }
     // The library declarations nothing calls any more.
-    for (StringRef name : callees) {
-      auto fn = module.lookupSymbol<func::FuncOp>(name);
-      if (fn && fn.isExternal() && SymbolTable::symbolKnownUseEmpty(fn, module))
-        fn.erase();
-    }
+    eraseUncalledDeclarations(module, callees);
   }
 };
 
