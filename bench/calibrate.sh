@@ -146,9 +146,19 @@ launch "$RANKS" "$BIN/piper-run" "$tmp/calib.plan" \
   --steps=$((STEPS * ROUNDS + 1)) \
   --threads=1 --trace="$tmp/calib.trace.json" >/dev/null
 "$MPIEXEC" -np 2 "$BIN/piper-bench-pingpong" $PING >"$tmp/pingpong.json"
+PINGPONG="$tmp/pingpong.json"
+if [ "$SMOKE" = 1 ]; then
+  # The smoke test checks the pipeline, not the timing: five round trips on
+  # a loaded CI machine need not grow with the message size, which the link
+  # fit requires. The measured file must still exist; the fit reads fixed
+  # points (2 us + bytes / 10 GB/s).
+  test -s "$PINGPONG"
+  PINGPONG="$tmp/pingpong.fixed.json"
+  echo '{"pingpong": [{"bytes": 8, "seconds": 2.0008e-06}, {"bytes": 65536, "seconds": 8.5536e-06}]}' >"$PINGPONG"
+fi
 "$BIN/piper-calibrate" "$tmp/$CALIB.mlir" "${DIRECTIVES[@]}" \
   --plan="$tmp/calib.plan" --trace="$tmp/calib.trace.json" \
-  --pingpong="$tmp/pingpong.json" --statistic="$STATISTIC" \
+  --pingpong="$PINGPONG" --statistic="$STATISTIC" \
   -o "$tmp/calibration.json"
 
 # 3: every strategy compiled and simulated with the calibration, then run
