@@ -39,10 +39,15 @@
 // ever before PIPER_RT_STARTUP: now the first rank to reach the start-up
 // deadline (4 s here) says so and the job ends. Before MPI is up no rank can
 // know which one never came, so that line names the rank that waited.
+// A rank stopped or killed inside its connection to the launcher can leave
+// Open MPI 4.1.4's mpiexec deadlocked in PMIx_server_finalize after every
+// rank has ended (about 1 start-up stop in 25 on a loaded machine; PMIx
+// 4.2.2's bug, docs/Limits.md): signal_rank.py reports that case as such,
+// and only when no rank is left running.
 // RUN: python3 %S/Inputs/signal_rank.py --at-start --ranks 2 --seed 3 --bound 10 -- env PIPER_RT_STARTUP=4 PIPER_RT_LIVENESS=2 %mpiexec -np 2 piper-run %t/pp2.plan --steps=100000000 | FileCheck %s --check-prefix=START2
-// START2: np=2 rank=0 SIGKILL {{[0-9.]+}} s after its start: ended in {{[0-9.]+}} s (exit {{[1-9][0-9]*}}): mpiexec noticed that process rank 0 with PID {{[0-9]+}} on node {{.*}} exited on signal 9 (Killed).
+// START2: np=2 rank=0 SIGKILL {{[0-9.]+}} s after its start: {{ended in [0-9.]+ s \(exit [1-9][0-9]*\)|every rank ended within 10 s, the launcher hung in its own finalize \(upstream, docs/Limits.md\)}}: mpiexec noticed that process rank 0 with PID {{[0-9]+}} on node {{.*}} exited on signal 9 (Killed).
 // START2-NEXT: np=2 rank=1 SIGKILL {{.*}}: mpiexec noticed that process rank 1 with PID {{[0-9]+}} on node {{.*}} exited on signal 9 (Killed).
-// START2-NEXT: np=2 rank=0 SIGSTOP {{[0-9.]+}} s after its start: ended in {{[0-9.]+}} s (exit {{[1-9][0-9]*}}): piper-rt: rank 1 of 2: start-up (MPI_Init and the runtime's set-up) did not finish in 4 s: another rank stopped, hung or died before it started (PIPER_RT_STARTUP=4); aborting the job
+// START2-NEXT: np=2 rank=0 SIGSTOP {{[0-9.]+}} s after its start: {{ended in [0-9.]+ s \(exit [1-9][0-9]*\)|every rank ended within 10 s, the launcher hung in its own finalize \(upstream, docs/Limits.md\)}}: piper-rt: rank 1 of 2: start-up (MPI_Init and the runtime's set-up) did not finish in 4 s: another rank stopped, hung or died before it started (PIPER_RT_STARTUP=4); aborting the job
 // START2-NEXT: np=2 rank=1 SIGSTOP {{.*}}: piper-rt: rank 0 of 2: start-up (MPI_Init and the runtime's set-up) did not finish in 4 s: another rank stopped, hung or died before it started (PIPER_RT_STARTUP=4); aborting the job
 // START2-NOT: FAIL
 // RUN: python3 %S/Inputs/signal_rank.py --at-start --ranks 4 --seed 4 --bound 10 --cases 3:KILL,0:STOP,2:STOP -- env PIPER_RT_STARTUP=4 PIPER_RT_LIVENESS=2 %mpiexec -np 4 piper-run %t/dp4.plan --steps=100000000 | FileCheck %s --check-prefix=START4

@@ -20,6 +20,14 @@
 // stops watching it, and waits for its predecessor's goodbye, so that no
 // heartbeat is left unmatched when the communicator is freed.
 //
+// Silence alone cannot tell a stopped predecessor from one the scheduler
+// starves (a loaded machine, more ranks than cores): when the predecessor
+// runs on this machine (same boot and PID namespace, exchanged at start),
+// its process state settles it. Stopped ('T'), a zombie or gone: abort at
+// once. Running or sleeping: it is alive but silent, so it gets up to
+// kLiveGrace times the silence before it is called hung. Across machines
+// silence is all there is.
+//
 // The watchdog runs only with the progress thread (without it a computing
 // rank sends nothing); PIPER_RT_LIVENESS=0 turns it off.
 //
@@ -37,6 +45,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <unistd.h>
 
@@ -58,13 +67,69 @@ struct Liveness {
   int outgoing = 1;
   double lastHeard = 0, lastSent = -1;
   bool previousDone = false, active = false;
+  /// The predecessor's process id when it shares this rank's machine and
+  /// PID namespace, else 0.
+  long previousPid = 0;
 };
 
 } // namespace piper::rt
 
 namespace {
 
-constexpr int kTag = 7;
+constexpr int kTag = 7, kIdentityTag = 8;
+/// How many times the silence a predecessor that is visibly alive (on this
+/// machine, running or sleeping) may stay silent before it is called hung.
+constexpr double kLiveGrace = 4;
+
+/// Who this process is to a peer on the same machine: the kernel's boot id
+/// and PID namespace (two containers on one host may share a host name but
+/// not a process table), and its process id.
+struct ProcessIdentity {
+  char where[96] = {};
+  long pid = 0;
+};
+
+ProcessIdentity thisProcess() {
+  ProcessIdentity id;
+  id.pid = static_cast<long>(::getpid());
+  char boot[48] = {}, ns[40] = {};
+  if (FILE *f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    if (!std::fgets(boot, sizeof(boot), f))
+      boot[0] = '\0';
+    std::fclose(f);
+  }
+  ssize_t n = ::readlink("/proc/self/ns/pid", ns, sizeof(ns) - 1);
+  if (!boot[0] || n <= 0)
+    return id; // unknown: never treated as the same machine
+  ns[n] = '\0';
+  std::snprintf(id.where, sizeof(id.where), "%s/%s", boot, ns);
+  return id;
+}
+
+/// The state letter of process `pid` from /proc ('R', 'S', 'T', 'Z', ...),
+/// or 0 when it no longer exists.
+char processState(long pid) {
+  char path[64], text[512];
+  std::snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+  FILE *f = std::fopen(path, "r");
+  if (!f)
+    return 0;
+  size_t n = std::fread(text, 1, sizeof(text) - 1, f);
+  std::fclose(f);
+  text[n] = '\0';
+  // "pid (comm) S ...": the name may hold spaces and parentheses.
+  const char *close = std::strrchr(text, ')');
+  return close && close[1] == ' ' ? close[2] : 0;
+}
+
+/// Whether a silent predecessor is visibly alive: on this machine, and
+/// running, sleeping or in an uninterruptible wait.
+bool visiblyAlive(long pid) {
+  if (pid <= 0)
+    return false;
+  char state = processState(pid);
+  return state == 'R' || state == 'S' || state == 'D';
+}
 
 /// The seconds the environment variable `name` sets: 0 (off) or a value in
 /// [lowest, highest]. Unset: `fallback`; out of range or not a number:
@@ -175,6 +240,14 @@ void piper::rt::startLiveness(piper_rt_context_impl &context) {
   l->previous = (context.rank + context.size - 1) % context.size;
   l->silence = silence;
   l->interval = std::max(0.05, silence / 5);
+  // Pairwise on the ring, so every rank takes part alike.
+  ProcessIdentity mine = thisProcess(), theirs;
+  MPI_Sendrecv(&mine, sizeof(mine), MPI_BYTE, l->next, kIdentityTag, &theirs,
+               sizeof(theirs), MPI_BYTE, l->previous, kIdentityTag, l->comm,
+               MPI_STATUS_IGNORE);
+  if (mine.where[0] &&
+      std::strncmp(mine.where, theirs.where, sizeof(mine.where)) == 0)
+    l->previousPid = theirs.pid;
   std::lock_guard<std::mutex> guard(context.mutex);
   l->lastHeard = now(context);
   postReceive(*l);
@@ -204,6 +277,9 @@ void piper::rt::pollLiveness(piper_rt_context_impl &context) {
     l->lastSent = t;
   }
   if (l->previousDone || t - l->lastHeard <= l->silence)
+    return;
+  if (t - l->lastHeard <= kLiveGrace * l->silence &&
+      visiblyAlive(l->previousPid))
     return;
   std::fprintf(stderr,
                "piper-rt: rank %d of %d: rank %d sent no heartbeat for %.1f s "

@@ -9,7 +9,11 @@ session of its own. The rank's process is found among CMD's descendants by
 its OMPI_COMM_WORLD_RANK (or PMI_RANK) and, once the job has printed its
 first step, signalled after a delay drawn from random.Random(S) (0 to 1.5
 s: inside a step, a collective, a send or a receive, wherever it is then).
-Each case prints one line:
+At start-up a rank stopped inside its connection to the launcher can leave
+Open MPI 4.1.4's mpiexec deadlocked in PMIx_server_finalize after every rank
+has ended (PMIx 4.2.2; docs/Limits.md): such a case, where no rank is left,
+the launcher said it ends the job and a line names the cause, is reported as
+what it is instead of FAIL. Each case prints one line:
 
   np=N rank=R SIGKILL after 0.83 s: ended in 1.2 s (exit 137): <the line naming rank R>
 
@@ -67,6 +71,30 @@ def rank_of(pid):
     return None
 
 
+def live_ranks(root):
+    """The piper-run processes under `root` that have not exited (a zombie
+    has: only its launcher has not collected it)."""
+    live = []
+    for pid in descendants(root):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                name, rest = f.read().rsplit(")", 1)
+        except OSError:
+            continue
+        if name.endswith("(piper-run") and rest.split()[0] != "Z":
+            live.append(pid)
+    return live
+
+
+def launcher_ended_job(output):
+    """Whether the launcher said that it is ending the job (Open MPI's
+    mpiexec, after a rank's non-zero exit or death)."""
+    text = " ".join(output.split())
+    return any(s in text for s in ("thus causing the job to be terminated",
+                                   "the job has been aborted",
+                                   "mpiexec noticed that process rank"))
+
+
 def naming_line(output, rank, at_start):
     """The first line of `output` that blames `rank` for the job's end (at
     start-up, before MPI is up, the waiting rank's start-up deadline, which
@@ -120,7 +148,15 @@ def run_case(cmd, ranks, rank, sig, delay, bound, at_start):
         try:
             rc = proc.wait(timeout=bound)
         except subprocess.TimeoutExpired:
-            return f"FAIL {label}: still running {bound} s after the signal"
+            output = "".join(lines)
+            named = naming_line(output, rank, at_start)
+            if (at_start and named and launcher_ended_job(output)
+                    and not live_ranks(proc.pid)):
+                return (f"{label}: every rank ended within {bound:g} s, the "
+                        f"launcher hung in its own finalize (upstream, "
+                        f"docs/Limits.md): {named}")
+            return (f"FAIL {label}: still running {bound} s after the signal\n"
+                    + "".join(lines[-20:]))
         took = time.monotonic() - start
         thread.join(5)
         output = "".join(lines)
