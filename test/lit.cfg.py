@@ -36,7 +36,9 @@ tool_dirs = [config.piper_tools_dir, config.llvm_tools_dir]
 # Debian's LLVM keeps not/count/split-file beside FileCheck, off PATH.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.piper_tools_dir, append_path=True)
-tools = ["piper-opt", "not", "count", "split-file"]
+# mlir-opt: upstream passes piper-opt does not register (func-to-llvm), to
+# show what they make of a Piper pass's output.
+tools = ["piper-opt", "mlir-opt", "not", "count", "split-file"]
 # Tools that are built only once their sources exist.
 tools += [
     tool

@@ -272,6 +272,7 @@ void mlir::piper::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createExpandBF16Pass());
   pm.addPass(createErfToLibmPass());
   pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createBarePtrCallsPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));

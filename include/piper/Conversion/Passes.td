@@ -219,6 +219,35 @@ def MatmulToBlasPass : Pass<"piper-matmul-to-blas", "::mlir::ModuleOp"> {
   ];
 }
 
+def BarePtrCallsPass : Pass<"piper-bare-ptr-calls", "::mlir::ModuleOp"> {
+  let summary =
+      "Internal functions take one pointer per static buffer, not a descriptor";
+  let description = [{
+    Runs on `func` before func-to-llvm. A function with a body that is only
+    ever called directly (`func.call`), is neither a program
+    (`llvm.emit_c_interface`) nor a C-interface wrapper, and whose every
+    memref argument and result has a static shape, strides and offset gets
+    `llvm.bareptr`: func-to-llvm then passes each such memref as its
+    aligned pointer instead of expanding its descriptor into 7 to 11
+    scalars, at the function and at its calls. A program function's calls
+    of its chunk functions shrink from hundreds of stack arguments to one
+    per buffer. Anything else (declarations, which are the runtime's ABI;
+    dynamic sizes, strides or offsets; a function whose symbol is used other
+    than by a call) is left as it is.
+
+    Example:
+
+    ```mlir
+    func.func @chunk(%a: memref<4x8xf32>, %b: memref<8xf32>) { ... }
+    // becomes
+    func.func @chunk(%a: memref<4x8xf32>, %b: memref<8xf32>)
+        attributes {llvm.bareptr} { ... }
+    ```
+
+    **Options:** none.
+  }];
+}
+
 def PackedEntryPass : Pass<"piper-packed-entry", "::mlir::ModuleOp"> {
   let summary =
       "Add `void piper_entry_<program>(void **args)` for every program";
