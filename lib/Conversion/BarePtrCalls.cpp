@@ -13,13 +13,14 @@
 // program function was 58,000 lines of LLVM dialect, 30,000 of them
 // extractvalues, and its calls reached instruction selection with 600
 // stack arguments each. The buffers of a plan have static shapes, strides
-// and offsets, so their fields are constants apart from the pointer: a function whose every memref argument and result is such a
-// buffer, called only directly, takes bare pointers instead
-// (`llvm.bareptr`, which func-to-llvm honours for the function and its
-// calls alike). Entry points, their C-interface wrappers and declarations
-// (the runtime's ABI) keep the descriptors. qwen3_1b PP8 x DP4 x EP4
-// compiled in 15.2 s instead of 21.5 (27 s of CPU instead of 39; codegen
-// 7.8 s instead of 16), bench/README.md.
+// and offsets, so their fields are constants apart from the pointer: a
+// function whose every memref argument and result is such a buffer, called
+// only directly, takes bare pointers instead (`llvm.bareptr`, which
+// func-to-llvm honours for the function and its calls alike). Entry points,
+// their C-interface wrappers and declarations (the runtime's ABI) keep the
+// descriptors. qwen3_1b PP8 x DP4 x EP4 compiled in 14.2 s instead of 20.4
+// (26.9 s of CPU instead of 38.5; codegen 7.8 s instead of 16),
+// bench/README.md.
 //
 //===----------------------------------------------------------------------===//
 

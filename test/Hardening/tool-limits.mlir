@@ -51,8 +51,8 @@
 // RUN: not piper-run %t/plan --data=%t 2>&1 | FileCheck %s --check-prefix=RUNDATA
 // RUN: not piper-run %t/plan --kill-rank=5 2>&1 | FileCheck %s --check-prefix=KILLRANK
 // RUN: not piper-run %t/plan --steps=2 --kill-rank=0 --kill-at-step=3 2>&1 | FileCheck %s --check-prefix=KILLSTEP
-// STEPS0: piper-run: --steps must be from 1 to 1000000000 (0 only with --params-out, to write the initial parameters), got 0
-// STEPSNEG: piper-run: --steps must be from 1 to 1000000000 (0 only with --params-out, to write the initial parameters), got -1
+// STEPS0: piper-run: --steps must be from 1 to 1000000000 (0 only with --params-out, to write the initial parameters, or --sample, to sample from them), got 0
+// STEPSNEG: piper-run: --steps must be from 1 to 1000000000 (0 only with --params-out, to write the initial parameters, or --sample, to sample from them), got -1
 // RUNDATA: piper-run: the corpus '{{.*}}' is not a regular file
 // KILLRANK: piper-run: --kill-rank=5 is not a rank of this 1-rank job
 // KILLSTEP: piper-run: --kill-at-step=3 is not a step of this run (1 to 2)

@@ -230,12 +230,13 @@ int main(int argc, char **argv) {
   if (!threadCount(threadsFlag, threads, error))
     return fail(error);
   // --steps=0 trains nothing: useful only to write the initial (or loaded)
-  // parameters, so alone it is an error rather than a silent exit 0.
+  // parameters or to sample from loaded ones, so alone it is an error
+  // rather than a silent exit 0.
   if (steps < 0 || steps > kMaxSteps ||
       (steps == 0 && paramsOut.empty() && sampleBytes == 0))
     return fail("--steps must be from 1 to " + std::to_string(kMaxSteps) +
                 " (0 only with --params-out, to write the initial "
-                "parameters), got " +
+                "parameters, or --sample, to sample from them), got " +
                 std::to_string(steps));
   if (traceSummary &&
       (traceFile.empty() || traceFile.find("%r") != std::string::npos))
