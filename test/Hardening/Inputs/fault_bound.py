@@ -16,13 +16,11 @@ killed at the end whatever is left of it. Exit code 1 on FAIL.
 """
 
 import argparse
-import os
-import re
-import signal
 import subprocess
 import sys
-import threading
 import time
+
+from session_job import SessionJob
 
 
 def main():
@@ -33,48 +31,27 @@ def main():
     parser.add_argument("cmd", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    lines, fault = [], threading.Event()
-    fault_at = []
-
-    def reader():
-        for raw in proc.stdout:
-            line = raw.decode(errors="replace")
-            lines.append(line)
-            if not fault.is_set() and re.search(r"(stopped|killed) at step \d+",
-                                                line):
-                fault_at.append(time.monotonic())
-                fault.set()
-
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
-    result = None
-    try:
-        if not fault.wait(args.start_limit):
-            if proc.poll() is None:
+    with SessionJob(cmd, watch={"fault": r"(stopped|killed) at step \d+"}) as job:
+        if not job.wait_for("fault", args.start_limit):
+            if job.proc.poll() is None:
                 result = f"FAIL no fault line within {args.start_limit:g} s"
             else:
-                result = f"FAIL ended (exit {proc.returncode}) with no fault line"
+                result = (f"FAIL ended (exit {job.proc.returncode}) with no "
+                          f"fault line")
         else:
+            fault_at = job.seen["fault"]
             try:
-                rc = proc.wait(timeout=max(0.0, fault_at[0] + args.bound -
-                                           time.monotonic()))
+                rc = job.proc.wait(timeout=max(
+                    0.0, fault_at + args.bound - time.monotonic()))
             except subprocess.TimeoutExpired:
                 result = f"FAIL still running {args.bound:g} s after the fault"
             else:
-                took = time.monotonic() - fault_at[0]
+                took = time.monotonic() - fault_at
                 result = (f"FAIL exit code 0 {took:.1f} s after the fault"
                           if rc == 0 else
                           f"fault_bound: ended in {took:.1f} s after the "
                           f"fault (exit {rc})")
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-        thread.join(5)
+    lines = job.lines
     with open(args.out, "w") as f:
         f.write("".join(lines))
         f.write(result + "\n")

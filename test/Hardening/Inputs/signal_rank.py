@@ -29,8 +29,9 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
+
+from session_job import SessionJob
 
 
 def descendants(root):
@@ -114,23 +115,12 @@ def naming_line(output, rank, at_start):
 def run_case(cmd, ranks, rank, sig, delay, bound, at_start):
     label = (f"np={ranks} rank={rank} {sig.name} "
              f"{delay:.2f} s after {'its start' if at_start else 'step 1'}")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    lines, stepped = [], threading.Event()
-
-    def reader():
-        for raw in proc.stdout:
-            line = raw.decode(errors="replace")
-            if len(lines) < 2000 or "piper-r" in line or "rank" in line:
-                lines.append(line)
-            if re.match(r"step \d+ loss", line):
-                stepped.set()
-
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
-    try:
-        if not at_start and not stepped.wait(60):
-            return f"FAIL {label}: the job printed no step\n" + "".join(lines[-20:])
+    keep = lambda line, kept: (len(kept) < 2000 or "piper-r" in line
+                               or "rank" in line)
+    with SessionJob(cmd, watch={"step": r"^step \d+ loss"}, keep=keep) as job:
+        proc = job.proc
+        if not at_start and not job.wait_for("step", 60):
+            return f"FAIL {label}: the job printed no step\n" + job.output(20)
         target = None
         for _ in range(600):
             target = next((p for p in descendants(proc.pid)
@@ -148,7 +138,7 @@ def run_case(cmd, ranks, rank, sig, delay, bound, at_start):
         try:
             rc = proc.wait(timeout=bound)
         except subprocess.TimeoutExpired:
-            output = "".join(lines)
+            output = job.output()
             named = naming_line(output, rank, at_start)
             if (at_start and named and launcher_ended_job(output)
                     and not live_ranks(proc.pid)):
@@ -156,23 +146,16 @@ def run_case(cmd, ranks, rank, sig, delay, bound, at_start):
                         f"launcher hung in its own finalize (upstream, "
                         f"docs/Limits.md): {named}")
             return (f"FAIL {label}: still running {bound} s after the signal\n"
-                    + "".join(lines[-20:]))
+                    + job.output(20))
         took = time.monotonic() - start
-        thread.join(5)
-        output = "".join(lines)
+        job.join_reader()
+        output = job.output()
         if rc == 0:
             return f"FAIL {label}: exit code 0\n{output[-2000:]}"
         named = naming_line(output, rank, at_start)
         if named is None:
             return f"FAIL {label}: no line names rank {rank}\n{output[-2000:]}"
         return f"{label}: ended in {took:.1f} s (exit {rc}): {named}"
-    finally:
-        # Our own session only: the launcher and its ranks, stopped or not.
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
 
 
 def main():
