@@ -17,6 +17,9 @@ boundaries do not serialise each other's messages.
 
 options:
   --chunks V          stages per rank for interleaved-1f1b
+  --consecutive K     K consecutive stages per rank for gpipe/1f1b/zb-h1
+                      (stage s on rank s / K, run as one stage: a node per
+                      chunk, e.g. per layer, so ZeRO-3 gathers per chunk)
   --fused             see above
   --ep AXIS           shard experts over AXIS and replicate dense weights over
                       it (and --dp)
@@ -35,6 +38,7 @@ ap.add_argument('schedule')
 ap.add_argument('ranks', type=int)
 ap.add_argument('microbatches', type=int)
 ap.add_argument('--chunks', type=int, default=1)
+ap.add_argument('--consecutive', type=int, default=1)
 ap.add_argument('--fused', action='store_true')
 ap.add_argument('--ep')
 ap.add_argument('--dp')
@@ -44,12 +48,17 @@ ap.add_argument('--piper-schedule', default='build/bin/piper-schedule')
 args = ap.parse_args()
 
 p, m, v, name = args.ranks, args.microbatches, args.chunks, args.schedule
+if args.consecutive > 1 and (args.fused or name not in ('gpipe', '1f1b',
+                                                        'zb-h1')):
+    sys.exit('strategy.py: --consecutive takes gpipe, 1f1b or zb-h1, '
+             'without --fused')
 if name in ('zb-v', 'dualpipev'):
     stages, rank = 2 * p, (lambda s: s if s < p else 2 * p - 1 - s)
 elif name == 'interleaved-1f1b':
     stages, rank = p * v, (lambda s: s % p)
 else:
-    stages, rank = p, (lambda s: s)
+    k = args.consecutive
+    stages, rank = p * k, (lambda s: s // k)
 
 # The (stage, microbatch) pairs the schedule splits into I and W.
 cmd = [args.piper_schedule, f'--schedule={name}', f'--pp={p}',

@@ -36,9 +36,25 @@ using namespace mlir;
 void mlir::piper::populateFuseElementwisePatterns(RewritePatternSet &patterns) {
   // A producer with other users would be computed once per user (and its
   // own result still written for them): fuse single-use producers only.
+  //
+  // Fusion computes the producer where its consumer is. Across a call (a
+  // kernel launch, a collective, a send in a step program) that would keep
+  // the producer's operands alive until the consumer: a microbatch's
+  // gradient added into its running sum (Partition.cpp) would wait for the
+  // last microbatch's, all of them live at once. Fuse only producers with
+  // no call between them and their consumer.
   linalg::ControlFusionFn singleUse = [](OpOperand *fused) {
     Operation *producer = fused->get().getDefiningOp();
-    return producer && producer->hasOneUse();
+    if (!producer || !producer->hasOneUse())
+      return false;
+    Operation *consumer = fused->getOwner();
+    if (producer->getBlock() != consumer->getBlock())
+      return true;
+    for (Operation *op = producer->getNextNode(); op && op != consumer;
+         op = op->getNextNode())
+      if (isa<func::CallOp>(op))
+        return false;
+    return true;
   };
   linalg::populateElementwiseOpsFusionPatterns(patterns, singleUse);
 }

@@ -388,12 +388,17 @@ ProblemBuilder::build(function_ref<InFlightDiagnostic()> emitError) {
         if (auto shaped = dyn_cast<ShapedType>(sum.getType());
             shaped && shaped.hasStaticShape())
           elements = shaped.getNumElements();
-        flops[p] += n * elements;
+        // n - 1 additions per element, and the microbatch scale's multiply:
+        // a running sum of two-operand sums (one per microbatch) counts what
+        // one sum of all of them would.
+        double operations =
+            n - 1 + (sum.getScale().isExactlyValue(1.0) ? 0 : 1);
+        flops[p] += operations * elements;
         if (!options.unitCosts) {
           sim::Segment seg;
           seg.label = "compute";
           seg.work = sim::kernelTime(
-              0, n * elements, (n + 1) * tensorBytes(sum.getType()),
+              0, operations * elements, (n + 1) * tensorBytes(sum.getType()),
               precisionOf(sum.getType()), device, params);
           instr.segments.push_back(seg);
         }

@@ -51,8 +51,9 @@ SmallVector<DAGOp> collectDAGs(transform::TransformState &state, Value root) {
 }
 
 /// Builds the library schedule `name` for the stages, microbatches and ranks
-/// found on the DAG. The stages per rank follow from the schedule: one,
-/// two for the V schedules, any whole number for interleaved 1F1B.
+/// found on the DAG. The stages per rank follow from the schedule: one (or
+/// several consecutive ones, run as one), two for the V schedules, any
+/// whole number for interleaved 1F1B.
 sched::Result<sched::Schedule> buildFor(StringRef name,
                                         const PipelineTasks &tasks) {
   int64_t stages = tasks.numStages, ranks = tasks.numRanks;
@@ -70,9 +71,12 @@ sched::Result<sched::Schedule> buildFor(StringRef name,
   } else if (name == "zb-v" || name == "dualpipev") {
     if (stages != 2 * ranks)
       return mismatch("two stages per rank");
-  } else if (stages != ranks) {
-    return mismatch("one stage per rank");
+  } else if (stages != ranks && tasks.chunksPerRank == 1) {
+    return mismatch("one stage per rank, or the same number of consecutive "
+                    "stages on every rank");
   }
+  // Consecutive stages on a rank run as one: the library schedules the
+  // ranks, applySchedule expands each into its stages.
   return sched::buildSchedule(name.str(), ranks, tasks.numMicrobatches, v);
 }
 

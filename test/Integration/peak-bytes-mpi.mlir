@@ -7,8 +7,9 @@
 // arguments (a twin of every persistent buffer), which the plan otherwise
 // counts as updated in place. Since the programs free each buffer after
 // its last use (--piper-early-dealloc), the two agree within 10% here
-// (docs/Memory.md#measured-peak-bytes); a tolerance of 5% fails on the GPT,
-// whose kernels' temporaries the plan does not count.
+// (docs/Memory.md#measured-peak-bytes): 1.00 on the MLP, 1.02 on the GPT,
+// whose kernels' temporaries the plan does not count (a tolerance of 1%
+// fails there).
 // REQUIRES: mpi
 // RUN: rm -rf %t && mkdir -p %t
 
@@ -31,7 +32,7 @@
 // RUN: FileCheck %s --check-prefix=TWO --input-file=%t/gpt.run.txt
 // RUN: python3 %S/../utils/peak-bytes.py %t/gpt.plan.txt %t/gpt.run.txt --min=0.9 --max=1.1 | FileCheck %s --check-prefix=CMP2
 // A tolerance the figures do not meet fails.
-// RUN: not python3 %S/../utils/peak-bytes.py %t/gpt.plan.txt %t/gpt.run.txt --min=0.9 --max=1.05 | FileCheck %s --check-prefix=TIGHT
+// RUN: not python3 %S/../utils/peak-bytes.py %t/gpt.plan.txt %t/gpt.run.txt --min=0.9 --max=1.01 | FileCheck %s --check-prefix=TIGHT
 
 // ONE: step 2 loss
 // ONE-NEXT: rank 0: peak [[P:[0-9]+]] bytes (plan buffers {{[0-9]+}}, arguments and results {{[0-9]+}})
@@ -42,6 +43,6 @@
 // TWO-NEXT: rank 1: peak {{[0-9]+}} bytes (plan buffers {{[0-9]+}}, arguments and results {{[0-9]+}})
 
 // CMP1: rank 0 (all): measured {{[0-9]+}} predicted 109352 ratio {{.*}} ok [0.9, 1.1]
-// CMP2: rank 0 (pp=0): measured {{[0-9]+}} predicted 207904 ratio {{.*}} ok [0.9, 1.1]
-// CMP2: rank 1 (pp=1): measured {{[0-9]+}} predicted 212856 ratio {{.*}} ok [0.9, 1.1]
+// CMP2: rank 0 (pp=0): measured {{[0-9]+}} predicted 218336 ratio {{.*}} ok [0.9, 1.1]
+// CMP2: rank 1 (pp=1): measured {{[0-9]+}} predicted 227512 ratio {{.*}} ok [0.9, 1.1]
 // TIGHT: OUTSIDE

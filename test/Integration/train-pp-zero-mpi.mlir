@@ -24,25 +24,28 @@
 // RS1: {{^}}10{{$}}
 // RS2: {{^}}80{{$}}
 
-// The memory plan: gradients 24832 -> 12416 bytes on stage 0 (P -> P/2).
+// The memory plan on stage 0 (P = 24832 bytes of parameters). ZeRO-1: at
+// the second microbatch's weight gradient, its P beside the running sum's
+// P. ZeRO-2: the sum is a P/2 shard, and each microbatch's full gradient
+// lives only until its reduce-scatter. ZeRO-3: parameter shards of P/2,
+// but every node gathers all of the stage's parameters, one node ahead.
 // RUN: for z in 1 2 3; do piper-opt %t/gpt.z$z.programs.mlir --piper-memory-plan=driver-results -o /dev/null > %t/gpt.z$z.plan.txt || exit 1; done
 // RUN: FileCheck %s --check-prefix=PLAN1 --input-file=%t/gpt.z1.plan.txt
 // RUN: FileCheck %s --check-prefix=PLAN2 --input-file=%t/gpt.z2.plan.txt
 // RUN: FileCheck %s --check-prefix=PLAN3 --input-file=%t/gpt.z3.plan.txt
-// Measured peak bytes (piper-run --peak-bytes) per rank fall from ZeRO-1 to
-// ZeRO-2 as the plan's do (322400 -> 228192 bytes on rank 0; ZeRO-3 234720,
-// as the plan has it slightly above ZeRO-2 here). Against the plan with the
-// driver's result buffers they are 1.5-2.1x, not within 10% as on the
-// serial and PP2 runs of peak-bytes-mpi.mlir: over 8 microbatches the
-// programs hold buffers the plan does not count (the bound below pins it).
+// Measured peak bytes (piper-run --peak-bytes) per rank agree with the
+// plan with the driver's result buffers within 10% (a tolerance of 1%
+// fails), and order as it does: ZeRO-2 below ZeRO-1, ZeRO-3 above ZeRO-2
+// (whole-stage gathers; docs/Memory.md#measured-peak-bytes).
 // RUN: for z in 1 2 3; do %mpiexec -np 4 piper-run %t/gpt.z$z.plan --steps=1 --peak-bytes > %t/gpt.z$z.peak.txt || exit 1; done
-// RUN: for z in 1 2 3; do python3 %S/../utils/peak-bytes.py %t/gpt.z$z.plan.txt %t/gpt.z$z.peak.txt --ranks-per-group=2 --max=2.2 || exit 1; done
-// RUN: p1=$(awk '/^rank 0:/ {print $4}' %t/gpt.z1.peak.txt); p2=$(awk '/^rank 0:/ {print $4}' %t/gpt.z2.peak.txt); test "$p2" -lt "$p1"
+// RUN: for z in 1 2 3; do python3 %S/../utils/peak-bytes.py %t/gpt.z$z.plan.txt %t/gpt.z$z.peak.txt --ranks-per-group=2 --min=0.9 --max=1.1 || exit 1; done
+// RUN: not python3 %S/../utils/peak-bytes.py %t/gpt.z2.plan.txt %t/gpt.z2.peak.txt --ranks-per-group=2 --min=0.99 --max=1.01
+// RUN: for z in 1 2 3; do awk '/^rank 0:/ {print $4}' %t/gpt.z$z.peak.txt; awk '/peak with them/ {print $NF; exit}' %t/gpt.z$z.plan.txt; done > %t/peaks.txt
+// RUN: python3 -c "import sys; m1, p1, m2, p2, m3, p3 = map(int, open(sys.argv[1]).read().split()); sys.exit(0 if m2 < m1 and p2 < p1 and m3 > m2 and p3 > p2 else 1)" %t/peaks.txt
 
-// PLAN1: pp=0: peak 115664 at step {{[0-9]+}} of {{[0-9]+}} 'BI{PP=0,MB=1}'
-// PLAN1-NEXT: params 24832 grads 24832 optimizer 24912
-// PLAN2: pp=0: peak 103248 at step {{[0-9]+}} of {{[0-9]+}} 'BI{PP=0,MB=1}'
-// PLAN2-NEXT: params 24832 grads 12416 optimizer 24912
-// PLAN3: pp=0: peak 111568 at step {{[0-9]+}} of {{[0-9]+}} 'BI{PP=0,MB=1}'
-// PLAN3-NEXT: params 33152 grads 12416 optimizer 24912
-
+// PLAN1: pp=0: peak 133328 at step {{[0-9]+}} of {{[0-9]+}} 'BW{PP=0,MB=1}'
+// PLAN1-NEXT: params 24832 grads 49664 optimizer 24912
+// PLAN2: pp=0: peak 115664 at step {{[0-9]+}} of {{[0-9]+}} 'BI{PP=0,MB=2}'
+// PLAN2-NEXT: params 24832 grads 24832 optimizer 24912
+// PLAN3: pp=0: peak 137552 at step {{[0-9]+}} of {{[0-9]+}} 'F{PP=0,MB=3}'
+// PLAN3-NEXT: params 57984 grads 24832 optimizer 24912

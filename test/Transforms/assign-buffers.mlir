@@ -38,24 +38,25 @@
 // STREAMS-NEXT:    piper.recv "y" from @a tag 0 on "pp" buffers [0]
 
 // Persistent buffers (parameters and AdamW state) match the memory plan's
-// params + optimizer bytes exactly (pp=0: 2176 + 4368 = 6544). Transient
-// bytes are higher: every microbatch's weight gradients stay until the one
-// piper.sum after the last backward (the plan accumulates them in place),
-// and all four microbatch inputs are there from the start.
+// params + optimizer bytes exactly (pp=0: 2176 + 4368 = 6544). Each
+// microbatch's weight gradients are added into the running sum right after
+// their backward, so the transient buffers stay below the plan's peak
+// (pp=0: 7936 bytes in 13 buffers; the plan's non-persistent peak is 12432
+// - 6544 = 5888, and all four microbatch inputs are there from the start).
 // REPORT:      memory plan of @step (bytes per device)
-// REPORT-NEXT: pp=0: peak 11280 at step 14 of 29 'BI{PP=0,MB=1}'
-// REPORT:        reuse: 22 buffers in 8 allocations, 11280 bytes reserved
-// REPORT-NEXT: pp=1: peak 24004
-// REPORT:        reuse: 37 buffers in 13 allocations, 24004 bytes reserved
-// REPORT-NEXT: buffers of @step.pp0 {pp=0}: 48 values in 25 buffers (8 persistent, 6544 bytes; 17 transient, 12288 bytes), 18832 bytes reserved
-// REPORT-NEXT: buffers of @step.pp1 {pp=1}: 93 values in 42 buffers (16 persistent, 15872 bytes; 26 transient, 23824 bytes), 39696 bytes reserved
+// REPORT-NEXT: pp=0: peak 12432 at step 15 of 29 'BW{PP=0,MB=1}'
+// REPORT:        reuse: 28 buffers in 10 allocations, 13456 bytes reserved
+// REPORT-NEXT: pp=1: peak 28100
+// REPORT:        reuse: 52 buffers in 16 allocations, 29128 bytes reserved
+// REPORT-NEXT: buffers of @step.pp0 {pp=0}: 52 values in 21 buffers (8 persistent, 6544 bytes; 13 transient, 7936 bytes), 14480 bytes reserved
+// REPORT-NEXT: buffers of @step.pp1 {pp=1}: 103 values in 34 buffers (16 persistent, 15872 bytes; 18 transient, 13320 bytes), 29192 bytes reserved
 
 // Stage 0: parameters and state get the first buffers; the receive of a
 // gradient takes the buffer of the activation just sent on the same
 // stream; the next forward reuses the buffers the backward freed; the
-// microbatch sum and the all-reduce work in place over the first
+// microbatch's running sum and the all-reduce work in place over the first
 // contribution; the update writes parameters and state in place.
-// CHECK-LABEL: piper.program @step.pp0 role {pp = 0 : i64} of @mesh step @step streams ["compute", "pp", "dp_grad"] buffers [2048, 128, 8, 2048, 2048, 8, 128, 128, 256, 256, 256, 256, 512, 512, 512, 512, 512, 2048, 128, 2048, 128, 2048, 128, 2048, 128] persistent 8 {
+// CHECK-LABEL: piper.program @step.pp0 role {pp = 0 : i64} of @mesh step @step streams ["compute", "pp", "dp_grad"] buffers [2048, 128, 8, 2048, 2048, 8, 128, 128, 256, 256, 256, 256, 512, 512, 512, 512, 512, 2048, 128, 2048, 128] persistent 8 {
 // CHECK:         %[[W:.*]] = piper.input 0 buffers [0] : tensor<16x32xf32>
 // CHECK:         %[[F0:.*]]:2 = piper.launch "F{PP=0,MB=0}" {{.*}} on "compute" buffers [[[ACT:[0-9]+]], [[SAVED:[0-9]+]]]
 // CHECK:         piper.send "F{PP=0,MB=0}#0->{pp=1}" %[[F0]]#0 {{.*}} on "pp"
@@ -63,18 +64,20 @@
 // CHECK:         piper.launch "BI{PP=0,MB=0}" @step.BI.PP0(%[[F0]]#1, %[[G0]])
 // CHECK:         %[[BW0:.*]]:2 = piper.launch "BW{PP=0,MB=0}" {{.*}} buffers [[[GW:[0-9]+]], [[GB:[0-9]+]]]
 // CHECK:         piper.launch "F{PP=0,MB=2}" {{.*}} on "compute" buffers [[[ACT]], [[SAVED]]]
-// CHECK:         %[[S:.*]] = piper.sum "accumulate(BW{PP=0}#0)" %[[BW0]]#0, {{.*}} on "compute" buffers [[[GW]]]
+// CHECK:         %[[S1:.*]] = piper.sum "accumulate(BW{PP=0}#0)" %[[BW0]]#0, {{.*}} on "compute" buffers [[[GW]]]
+// CHECK:         %[[S2:.*]] = piper.sum "accumulate(BW{PP=0}#0)" %[[S1]], {{.*}} on "compute" buffers [[[GW]]]
+// CHECK:         %[[S:.*]] = piper.sum "accumulate(BW{PP=0}#0)" %[[S2]], {{.*}} on "compute" buffers [[[GW]]]
 // CHECK:         %[[R:.*]] = piper.comm "all_reduce(accumulate(BW{PP=0}#0)#0)" all_reduce %[[S]] over ["dp"] on "dp_grad" buffers [[[GW]]]
 // CHECK:         piper.launch "UPD{PP=0}" @step.UPD.PP0({{.*}}) on "compute" buffers [2, 0, 3, 4, 5, 1, 6, 7]
 
-// DualPipeV: gradients are step results here (no optimizer), so every
-// microbatch's contributions and the sums live to the end.
-// DPVREPORT:      pp=0: peak 20068
-// DPVREPORT:        reuse: 59 buffers in 22 allocations, 20324 bytes reserved
-// DPVREPORT:      pp=1: peak 23040
-// DPVREPORT:        reuse: 44 buffers in 18 allocations, 24064 bytes reserved
-// DPVREPORT-NEXT: buffers of @step.pp0 {pp=0}: 93 values in 50 buffers (6 persistent, 7456 bytes; 44 transient, 37008 bytes), 44464 bytes reserved
-// DPVREPORT-NEXT: buffers of @step.pp1 {pp=1}: 64 values in 35 buffers (4 persistent, 8448 bytes; 31 transient, 41472 bytes), 49920 bytes reserved
+// DualPipeV: gradients are step results here (no optimizer), so the sums
+// live to the end; each microbatch's contribution only until it is added.
+// DPVREPORT:      pp=0: peak 24164
+// DPVREPORT:        reuse: 80 buffers in 26 allocations, 27496 bytes reserved
+// DPVREPORT:      pp=1: peak 25728
+// DPVREPORT:        reuse: 56 buffers in 20 allocations, 28288 bytes reserved
+// DPVREPORT-NEXT: buffers of @step.pp0 {pp=0}: 107 values in 38 buffers (6 persistent, 7456 bytes; 32 transient, 22152 bytes), 29608 bytes reserved
+// DPVREPORT-NEXT: buffers of @step.pp1 {pp=1}: 72 values in 25 buffers (4 persistent, 8448 bytes; 21 transient, 20352 bytes), 28800 bytes reserved
 
 // BI{PP=0,MB=0} on "compute" and F{PP=3,MB=2} on "compute_overlap" are an
 // overlapped pair. BI reads F{PP=0,MB=0}'s saved output (buffer 15): it is
@@ -89,8 +92,8 @@
 // DPV-NEXT:  piper.record 10 on "compute"
 // DPV:       piper.launch "BI{PP=0,MB=0}" @step.BI.PP0(%[[F00]]#1, {{.*}}) on "compute" buffers [14]
 // DPV:       piper.wait 10 on "compute_overlap"
-// DPV-NEXT:  piper.launch "F{PP=3,MB=2}" {{.*}} on "compute_overlap" buffers [36, 37, 16, 23]
-// DPV:       piper.launch "BI{PP=3,MB=2}" {{.*}} on "compute" buffers [38, 14, 15]
+// DPV-NEXT:  piper.launch "F{PP=3,MB=2}" {{.*}} on "compute_overlap" buffers [29, 30, 16, 23]
+// DPV:       piper.launch "BI{PP=3,MB=2}" {{.*}} on "compute" buffers [36, 14, 15]
 
 //--- streams.mlir
 piper.mesh @mesh axes = [pp = 2]

@@ -73,14 +73,16 @@
 // ZERO2-NEXT:     [8-9] grads 64 reduce_scatter(BW{PP=0}#0)#0
 
 // ZeRO-3: parameter shards P/4 = 96; each gathered copy lives from its
-// gather to the node using it. Most parameter bytes: 96 + the largest
-// gathered layer (w1, 256) = 352.
-// ZERO3:      all: peak 904 at step 6 of 13 'BI{PP=1}'
-// ZERO3-NEXT:   params 224 grads 0 optimizer 208 activations 192 comm 0 other 280
-// ZERO3-NEXT:   max: params 352 grads 352 optimizer 208
-// ZERO3:          [1-2] params 256 all_gather(w1)->F{PP=0}#0
-// ZERO3:          [3-4] params 128 all_gather(w2)->F{PP=1}#0
-// ZERO3:          [5-6] params 128 all_gather(w2)->BI{PP=1}#0
+// gather to the node using it, and is gathered one task ahead (during the
+// task before its consumer, as the programs prefetch it). Most parameter
+// bytes: during F{PP=0}, 96 + its own w1 (256) + w2 for F{PP=1} (128) =
+// 480.
+// ZERO3:      all: peak 960 at step 3 of 13 'F{PP=0}'
+// ZERO3-NEXT:   params 480 grads 0 optimizer 208 activations 128 comm 0 other 144
+// ZERO3-NEXT:   max: params 480 grads 352 optimizer 208
+// ZERO3:          [1-3] params 256 all_gather(w1)->F{PP=0}#0
+// ZERO3-NEXT:     [2-5] params 128 all_gather(w2)->F{PP=1}#0
+// ZERO3:          [4-6] params 128 all_gather(w2)->BI{PP=1}#0
 // ZERO3:          [1-13] params 64 w1
 // ZERO3:          [1-13] params 32 w2
 
@@ -103,16 +105,23 @@
 
 // ONEF:      pp=0: peak
 // ONEF:        max: {{.*}} activations 4096 (4 microbatches)
-// ONEF:      pp=1: peak 43024 at step 18 of 59 'BI{PP=1,MB=1}'
-// ONEF-NEXT:   params 8448 grads 8448 optimizer 16912 activations 6144 comm 1024 other 2048
-// ONEF-NEXT:   max: {{.*}} activations 6144 (3 microbatches)
+// The peak is the second weight gradient: the running sum (P) and the
+// microbatch's own gradient (P), added into it right after.
+// ONEF:      pp=1: peak 48400 at step 20 of 59 'BW{PP=1,MB=1}'
+// ONEF-NEXT:   params 8448 grads 16896 optimizer 16912 activations 5120 comm 0 other 1024
+// ONEF-NEXT:   max: {{.*}} grads 16896 {{.*}} activations 6144 (3 microbatches)
 // Rank 1 receives microbatch 3's input only after the backward of
 // microbatch 0 freed its activations; the gradients accumulate into one
-// buffer per parameter from the first weight gradient on.
+// buffer per parameter from the first weight gradient on, and each later
+// microbatch's gradient lives for its BW only.
 // ONEF:          [1-13] activations 1024 F{PP=0,MB=0}#0->{pp=1}#0 (MB 0)
 // ONEF:          [13-59] grads 8192 accumulate(BW{PP=1}#0)#0
 // ONEF-NEXT:     [13-59] grads 256 accumulate(BW{PP=1}#1)#0
 // ONEF-NEXT:     [14-34] activations 1024 F{PP=0,MB=3}#0->{pp=1}#0 (MB 3)
+// ONEF:          [20-20] grads 8192 BW{PP=1,MB=1}#0
+// ONEF-NEXT:     [27-27] grads 8192 BW{PP=1,MB=2}#0
+// ONEF:          [20-20] grads 256 BW{PP=1,MB=1}#1
+// ONEF:          [56-56] grads 256 BW{PP=1,MB=7}#1
 // ONEF:      pp=2: peak
 // ONEF:        max: {{.*}} activations 4096 (2 microbatches)
 // ONEF:      pp=3: peak

@@ -41,9 +41,16 @@
 // CHECK-NEXT:    piper.record 2 on "compute"
 // CHECK-NEXT:    piper.wait 1 on "compute"
 // CHECK-NEXT:    %[[B0:.*]] = piper.launch "BI{PP=0,MB=0}" @step.BI.PP0(%[[F0]]#1, %[[G0]]) on "compute"
-// CHECK-NEXT:    piper.launch "BW{PP=0,MB=0}" @step.BW.PP0(%[[X0]], %[[W]], %{{.*}}, %[[B0]]) on "compute"
-// CHECK:         piper.launch "BW{PP=0,MB=3}"
-// CHECK-NEXT:    %[[S:.*]] = piper.sum "accumulate(BW{PP=0}#0)" {{.*}} scale 2.500000e-01 on "compute"
+// CHECK-NEXT:    %[[BW0:.*]]:2 = piper.launch "BW{PP=0,MB=0}" @step.BW.PP0(%[[X0]], %[[W]], %{{.*}}, %[[B0]]) on "compute"
+// Each microbatch's weight gradient is added into the running sum right
+// after the launch that computes it, so none outlives its microbatch; the
+// last addition scales by 1/4.
+// CHECK:         %[[BW1:.*]]:2 = piper.launch "BW{PP=0,MB=1}"
+// CHECK-NEXT:    %[[S1:.*]] = piper.sum "accumulate(BW{PP=0}#0)" %[[BW0]]#0, %[[BW1]]#0 scale 1.000000e+00 on "compute"
+// CHECK:         %[[BW2:.*]]:2 = piper.launch "BW{PP=0,MB=2}"
+// CHECK-NEXT:    %[[S2:.*]] = piper.sum "accumulate(BW{PP=0}#0)" %[[S1]], %[[BW2]]#0 scale 1.000000e+00 on "compute"
+// CHECK:         %[[BW3:.*]]:2 = piper.launch "BW{PP=0,MB=3}"
+// CHECK-NEXT:    %[[S:.*]] = piper.sum "accumulate(BW{PP=0}#0)" %[[S2]], %[[BW3]]#0 scale 2.500000e-01 on "compute"
 // CHECK:         %[[R:.*]] = piper.comm "all_reduce(accumulate(BW{PP=0}#0)#0)" all_reduce %[[S]] over ["dp"] on "dp_grad" : tensor<16x32xf32>
 // CHECK:         piper.record [[EV:[0-9]+]] on "dp_grad"
 // CHECK-NEXT:    piper.wait [[EV]] on "compute"
@@ -55,7 +62,7 @@
 // CHECK-NEXT:    piper.record 0 on "pp"
 // CHECK-NEXT:    piper.wait 0 on "compute"
 // CHECK-NEXT:    piper.launch "F{PP=1,MB=0}" @step.F.PP1(%[[A0]],
-// CHECK:         %[[L:.*]] = piper.sum "accumulate(F{PP=1}#0)"
+// CHECK:         %[[L:.*]] = piper.sum "accumulate(F{PP=1}#0)" {{.*}} scale 2.500000e-01
 // CHECK:         piper.output 0 %[[L]] : tensor<f32>
 
 // DPV-LABEL: piper.program @step.pp0 role {pp = 0 : i64} of @mesh step @step streams ["compute", "pp", "compute_overlap"]

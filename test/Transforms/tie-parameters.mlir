@@ -39,10 +39,12 @@
 // CHECK-DAG: piper.output 3
 // CHECK-DAG: piper.output 4
 
-// MEM: pp=0: peak
-// MEM-NEXT: params 24832 grads 24832 optimizer 49744
-// MEM: pp=1: peak
-// MEM-NEXT: params 24960 grads 24960 optimizer 50008
+// At each stage's peak, the second microbatch's weight gradients beside
+// their running sum: grads are twice the parameters.
+// MEM: pp=0: peak {{[0-9]+}} at step {{[0-9]+}} of {{[0-9]+}} 'BW{PP=0,MB=1}'
+// MEM-NEXT: params 24832 grads 49664 optimizer 49744
+// MEM: pp=1: peak {{[0-9]+}} at step {{[0-9]+}} of {{[0-9]+}} 'BW{PP=1,MB=1}'
+// MEM-NEXT: params 24960 grads 49920 optimizer 50008
 
 // SIM: @step.pp0  {pp=0}
 // SIM: @step.pp1  {pp=1}

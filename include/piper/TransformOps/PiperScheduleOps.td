@@ -76,7 +76,9 @@ def ScheduleOp : Op<Transform_Dialect, "piper.schedule", [
       `dualpipev` two (S = 2p), the others one (S = p); `dualpipe` runs the
       S = p stages in both directions, microbatches 0 .. m/2-1 from rank 0
       and m/2 .. m-1 from rank p-1, so stage s of the second half must be
-      placed on rank p-1-s;
+      placed on rank p-1-s; a one-stage schedule also runs k consecutive
+      stages per rank (stage s on rank s / k, S = kp) as one stage, the
+      forwards in stage order and the backwards in reverse;
     - an action `F`, `I` or `W` of stage s on microbatch i is the group of
       `F`, `BI` or `BW` tasks tagged `PP = s, MB = i`; a `B` action is the
       group of both halves; an overlapped `F&B` pair is one group holding

@@ -274,11 +274,31 @@ Value Differentiator::expose(Value value) {
 }
 
 void Differentiator::exposeSavedActivations() {
+  // A parameter's low-precision working copy (piper.cast of the parameter,
+  // --piper-mixed-precision) is cast again where the backward reads it,
+  // once per backward block, instead of being saved: a saved copy would
+  // live from the forward to the backward of every microbatch in flight
+  // (under 1F1B, a stage's weights in bf16 times the microbatches in
+  // flight), and under ZeRO-3 the backward gathers the parameter anyway.
+  DenseMap<std::pair<Value, Block *>, Value> recast;
   for (Operation *op : recorder.ops) {
     for (OpOperand &use : op->getOpOperands()) {
       Region *defined = use.get().getParentRegion();
       if (defined->isAncestor(op->getParentRegion()))
         continue;
+      auto cast = use.get().getDefiningOp<CastOp>();
+      auto param = cast ? dyn_cast<BlockArgument>(cast.getX()) : nullptr;
+      if (param && param.getOwner() == &fn.getBody().front() &&
+          dependsOnParams.contains(param)) {
+        Block *block = op->getBlock();
+        Value &copy = recast[{use.get(), block}];
+        if (!copy) {
+          OpBuilder b = OpBuilder::atBlockBegin(block);
+          copy = b.clone(*cast)->getResult(0);
+        }
+        use.set(copy);
+        continue;
+      }
       use.set(expose(use.get()));
     }
   }

@@ -98,7 +98,8 @@ void DAGFacts::collectLocalTypes() {
 /// gradient collective, an accumulator) right after its inputs are ready,
 /// as runtimes issue communication from completion hooks; a node fed only
 /// from elsewhere (a receive, a ZeRO-3 gather, a microbatch slice) right
-/// before its first consumer, so its buffer lives no longer than needed.
+/// before its first consumer, so its buffer lives no longer than needed;
+/// except that a ZeRO-3 gather is prefetched one task ahead.
 SmallVector<Member>
 memory::orderGroup(ArrayRef<Member> members,
                    const DenseMap<Operation *, unsigned> &position) {
@@ -148,11 +149,29 @@ memory::orderGroup(ArrayRef<Member> members,
       emit(i);
     }
   };
+  // A ZeRO-3 gather (of a step argument, nothing of the group feeding it)
+  // is prefetched one task ahead, as the programs issue it
+  // (Partition.cpp): it runs before the task that precedes its consumer.
+  auto isPrefetched = [&](unsigned p) {
+    auto gather = dyn_cast<CollectiveOp>(members[p].node);
+    return gather && gather.getKind() == CollectiveKind::AllGather &&
+           members[p].role == Role::Run && preds[p].empty();
+  };
+  SmallVector<unsigned> tasks;
   for (unsigned i = 0; i < n; ++i)
-    if (isa<TaskOp>(members[i].node)) {
-      emit(i);
-      drain();
-    }
+    if (isa<TaskOp>(members[i].node))
+      tasks.push_back(i);
+  for (auto [k, i] : llvm::enumerate(tasks)) {
+    // The task's own inputs first, then the next task's prefetch.
+    for (unsigned p : preds[i])
+      emit(p);
+    if (k + 1 < tasks.size())
+      for (unsigned p : preds[tasks[k + 1]])
+        if (isPrefetched(p))
+          emit(p);
+    emit(i);
+    drain();
+  }
   for (unsigned i = 0; i < n; ++i) {
     emit(i);
     drain();

@@ -237,6 +237,44 @@ DeviceMemoryPlan planGroup(std::string group, DictionaryAttr devices,
     plan.buffers.push_back(buffer);
   }
 
+  // A contribution after an accumulator's first is written by the task (or
+  // reduce-scatter) that produces it into a buffer of its own and added into
+  // the running sum after it (Partition.cpp, foldIntoAccumulators): a task's
+  // output right away, so it is live for its producer's step beside the sum;
+  // a reduce-scatter's shard when the next contribution arrives (or at the
+  // accumulator). The first one becomes the sum.
+  std::map<unsigned, SmallVector<std::pair<unsigned, Value>>> addedTo;
+  for (auto &[step, value] : defined) {
+    if (!aliases.contains(value) ||
+        isa_and_nonnull<AccumulateOp>(value.getDefiningOp()) ||
+        llvm::none_of(value.getUsers(),
+                      [](Operation *user) { return isa<AccumulateOp>(user); }))
+      continue;
+    auto it = bufferOf.find(aliases.getLeaderValue(value));
+    if (it != bufferOf.end() &&
+        isa_and_nonnull<AccumulateOp>(
+            plan.buffers[it->second].value.getDefiningOp()))
+      addedTo[it->second].push_back({step, value});
+  }
+  SmallVector<MemoryBuffer> contributions;
+  for (auto &[index, added] : addedTo) {
+    const MemoryBuffer &sum = plan.buffers[index];
+    unsigned sumStep = defStep.lookup(sum.value);
+    for (auto [k, entry] : llvm::enumerate(added)) {
+      auto [step, value] = entry;
+      if (step == sum.start)
+        continue;
+      MemoryBuffer buffer = sum;
+      buffer.value = value;
+      buffer.start = buffer.end = step;
+      if (value.getDefiningOp<CollectiveOp>())
+        buffer.end =
+            k + 1 < added.size() ? added[k + 1].first : std::max(step, sumStep);
+      contributions.push_back(buffer);
+    }
+  }
+  plan.buffers.append(contributions.begin(), contributions.end());
+
   // Step arguments: parameters and state persist; data (unsplit inputs)
   // lives until its last use.
   for (BlockArgument arg : args) {

@@ -16,6 +16,13 @@
 // unfinished instruction can always run: the programs are deadlock-free by
 // construction. `--piper-verify-programs` checks that independently.
 //
+// A microbatch's contribution to an accumulator is added into a running sum
+// as soon as it exists (foldIntoAccumulators), on the stream that produced
+// it, so no microbatch gradient outlives its microbatch: the memory plan
+// counts contributions as added in place (MemoryPlan.cpp, isAddedInPlace),
+// and one sum of every microbatch's gradient at the end of the step held
+// all of them at once (a stage's parameter bytes per microbatch).
+//
 // Replicas along the axes a device group does not name are never expanded,
 // so the work here is linear in the DAG and independent of the mesh size.
 //
@@ -92,6 +99,14 @@ private:
               StringAttr stream);
   LogicalResult checkBody(FlatSymbolRefAttr callee, Operation *task);
   LogicalResult emitNode(Operation *node);
+  /// Adds each result of `node` that an accumulator sums into its running
+  /// sum, right after `node` in the result's program.
+  LogicalResult foldIntoAccumulators(Operation *node);
+  struct RunningSum;
+  /// Adds operand `index` of `accumulate` (`mapped` in its program) into
+  /// `sum` on `stream`; the last one scales and defines the result.
+  void addToSum(RunningSum &sum, AccumulateOp accumulate, unsigned index,
+                Value mapped, StringAttr stream);
 
   func::FuncOp step;
   DAGOp dag;
@@ -105,6 +120,17 @@ private:
   std::map<std::pair<Program *, Program *>, int64_t> nextTag;
   DenseMap<Attribute, LogicalResult> checkedBodies;
   llvm::StringSet<> overlapSeen;
+  /// An accumulator's sum so far: the program it runs in, the partial sum
+  /// (a program value) and how many of its operands that holds.
+  struct RunningSum {
+    Program *program = nullptr;
+    Value partial;
+    unsigned folded = 0;
+    DenseSet<unsigned> operands;
+    /// Contributions that wait for the next one (or the accumulator).
+    SmallVector<std::pair<unsigned, Value>> deferred;
+  };
+  DenseMap<Operation *, RunningSum> running;
 };
 
 /// `pp0`, `pp1_dir0`: a role as part of a symbol name.
@@ -143,6 +169,61 @@ DictionaryAttr devicesOf(Operation *node) {
   if (auto collective = dyn_cast<CollectiveOp>(node))
     return collective.getDevicesAttr();
   return nullptr;
+}
+
+/// ZeRO-3 prefetch, one task ahead: a gather of a step argument is ready
+/// from the start of the step, and the global order would issue it where
+/// its IR position falls: long before its consumer (its buffer live across
+/// every task in between) or right before it (nothing to overlap). It
+/// moves to just before the task that precedes its first consumer in the
+/// consumer's program (or before the consumer, when none does), so the
+/// gather overlaps that task and its buffer lives for two tasks, as the
+/// memory plan counts it (MemoryFacts.cpp, orderGroup).
+/// Collectives over replicas run in every member's same program, and the
+/// gather is nonblocking, so the order stays deadlock-free.
+void prefetchOneAhead(SmallVector<Operation *> &nodes) {
+  DenseMap<Operation *, unsigned> index;
+  for (auto [i, node] : llvm::enumerate(nodes))
+    index[node] = i;
+  DenseMap<Operation *, SmallVector<Operation *>> before;
+  DenseSet<Operation *> moved;
+  for (auto [i, node] : llvm::enumerate(nodes)) {
+    auto gather = dyn_cast<CollectiveOp>(node);
+    if (!gather || gather.getKind() != CollectiveKind::AllGather ||
+        !isa<BlockArgument>(gather.getValue()))
+      continue;
+    Operation *consumer = nullptr;
+    for (Operation *user : gather.getResult().getUsers())
+      if (auto it = index.find(user);
+          it != index.end() && (!consumer || it->second < index[consumer]))
+        consumer = user;
+    auto task = dyn_cast_or_null<TaskOp>(consumer);
+    if (!task)
+      continue;
+    Operation *anchor = consumer;
+    for (unsigned j = index[consumer]; j-- > 0;)
+      if (auto previous = dyn_cast<TaskOp>(nodes[j]);
+          previous && previous.getDevicesAttr() == task.getDevicesAttr()) {
+        anchor = previous;
+        break;
+      }
+    if (index[anchor] == i + 1)
+      continue;
+    before[anchor].push_back(node);
+    moved.insert(node);
+  }
+  if (moved.empty())
+    return;
+  SmallVector<Operation *> result;
+  result.reserve(nodes.size());
+  for (Operation *node : nodes) {
+    if (moved.contains(node))
+      continue;
+    if (auto it = before.find(node); it != before.end())
+      result.append(it->second.begin(), it->second.end());
+    result.push_back(node);
+  }
+  nodes = std::move(result);
 }
 
 } // namespace
@@ -447,9 +528,14 @@ LogicalResult Partitioner::emitNode(Operation *node) {
     return success();
   }
   if (auto accumulate = dyn_cast<AccumulateOp>(node)) {
-    Program *program = nullptr;
+    // Every operand already folded: the last fold defined the result.
+    if (home.count(accumulate.getResult()))
+      return success();
+    auto sumSoFar = running.find(node);
+    Program *program =
+        sumSoFar != running.end() ? sumSoFar->second.program : nullptr;
     for (Value value : accumulate.getValues())
-      if ((program = home.lookup(value)))
+      if (!program && (program = home.lookup(value)))
         break;
     if (!program) {
       FailureOr<DictionaryAttr> role = roleOf(node);
@@ -457,11 +543,23 @@ LogicalResult Partitioner::emitNode(Operation *node) {
         return failure();
       program = &getProgram(*role);
     }
+    // What the running sum does not hold yet (operands of another program
+    // or stream order), summed after it.
+    SmallVector<Value> rest;
+    for (auto [i, value] : llvm::enumerate(accumulate.getValues()))
+      if (sumSoFar == running.end() || !sumSoFar->second.operands.contains(i))
+        rest.push_back(value);
     StringAttr stream = StringAttr::get(context, "compute");
     FailureOr<SmallVector<Value>> values =
-        prepare(*program, node, accumulate.getValues(), stream);
+        prepare(*program, node, rest, stream);
     if (failed(values))
       return failure();
+    if (sumSoFar != running.end() && sumSoFar->second.partial) {
+      dependOn(*program, stream,
+               program->producers.lookup(sumSoFar->second.partial));
+      builder.setInsertionPointToEnd(&program->op.getBody().front());
+      values->insert(values->begin(), sumSoFar->second.partial);
+    }
     auto sum = SumOp::create(builder, accumulate.getLoc(), accumulate.getType(),
                              accumulate.getNameAttr(), *values,
                              accumulate.getScaleAttr(), stream);
@@ -469,6 +567,77 @@ LogicalResult Partitioner::emitNode(Operation *node) {
     return success();
   }
   return node->emitOpError() << "cannot be partitioned";
+}
+
+void Partitioner::addToSum(RunningSum &sum, AccumulateOp accumulate,
+                           unsigned index, Value mapped, StringAttr stream) {
+  Program &program = *sum.program;
+  sum.operands.insert(index);
+  ++sum.folded;
+  if (!sum.partial) {
+    sum.partial = mapped;
+    return;
+  }
+  dependOn(program, stream, program.producers.lookup(mapped));
+  dependOn(program, stream, program.producers.lookup(sum.partial));
+  program.streams.insert(stream);
+  builder.setInsertionPointToEnd(&program.op.getBody().front());
+  bool last = sum.folded == accumulate.getValues().size();
+  auto partial = SumOp::create(
+      builder, accumulate.getLoc(), accumulate.getType(),
+      accumulate.getNameAttr(), ValueRange{sum.partial, mapped},
+      last ? accumulate.getScaleAttr() : builder.getF64FloatAttr(1.0), stream);
+  if (last)
+    define(program, partial, accumulate.getResult(), stream);
+  else
+    program.producers[partial] =
+        Producer{partial, stream, program.nextPosition++};
+  sum.partial = partial;
+}
+
+LogicalResult Partitioner::foldIntoAccumulators(Operation *node) {
+  if (isa<AccumulateOp>(node))
+    return success();
+  StringAttr compute = StringAttr::get(step.getContext(), "compute");
+  for (Value result : node->getResults()) {
+    Program *program = home.lookup(result);
+    if (!program)
+      continue;
+    // Each accumulator once, even when it sums this value twice.
+    llvm::SetVector<Operation *> users;
+    for (Operation *user : result.getUsers())
+      if (isa<AccumulateOp>(user))
+        users.insert(user);
+    for (Operation *user : users) {
+      auto accumulate = cast<AccumulateOp>(user);
+      RunningSum &sum = running[user];
+      if (!sum.program)
+        sum.program = program;
+      if (sum.program != program)
+        continue; // summed where the accumulator runs, after a transfer
+      // A contribution that a collective or a receive may still be writing
+      // (a ZeRO-2/3 reduce-scatter's shard) is added when the next one
+      // arrives, by then most likely complete, on "compute" after waiting
+      // for its event: adding it right away would stall "compute" on the
+      // reduce-scatter just issued. A launch's output is added at once, on
+      // the launch's stream.
+      for (auto [index, value] : sum.deferred)
+        addToSum(sum, accumulate, index, value, compute);
+      sum.deferred.clear();
+      Value mapped = program->values.lookup(result);
+      Producer producer = program->producers.lookup(mapped);
+      bool launched = isa_and_nonnull<LaunchOp>(producer.op);
+      for (auto [i, value] : llvm::enumerate(accumulate.getValues())) {
+        if (value != result)
+          continue;
+        if (launched)
+          addToSum(sum, accumulate, i, mapped, producer.stream);
+        else
+          sum.deferred.push_back({unsigned(i), mapped});
+      }
+    }
+  }
+  return success();
 }
 
 LogicalResult Partitioner::run() {
@@ -515,8 +684,9 @@ LogicalResult Partitioner::run() {
   FailureOr<SmallVector<Operation *>> nodes = order();
   if (failed(nodes))
     return eraseAll();
+  prefetchOneAhead(*nodes);
   for (Operation *node : *nodes)
-    if (failed(emitNode(node)))
+    if (failed(emitNode(node)) || failed(foldIntoAccumulators(node)))
       return eraseAll();
 
   // The step's results, read where they are computed.

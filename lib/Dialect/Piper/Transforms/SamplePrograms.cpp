@@ -47,7 +47,9 @@ Value returnedAs(Value inner, func::FuncOp callee, unsigned &position) {
 /// The loss launch's result holding the logits of the loss `value` (a
 /// result of a launch of microbatch 0), or null with `why`.
 Value logitsOf(Value loss, std::string &why) {
-  if (auto sum = loss.getDefiningOp<SumOp>())
+  // Down the running sum of the microbatches' losses (Partition.cpp) to
+  // its first operand.
+  while (auto sum = loss.getDefiningOp<SumOp>())
     loss = sum.getValues().front();
   auto launch = loss.getDefiningOp<LaunchOp>();
   if (!launch) {

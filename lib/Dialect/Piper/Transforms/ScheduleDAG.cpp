@@ -269,6 +269,14 @@ FailureOr<PipelineTasks> mlir::piper::collectPipelineTasks(
   result.numStages = stages.size();
   result.numMicrobatches = microbatches.size();
   result.numRanks = ranks.size();
+  if (result.numStages > result.numRanks &&
+      result.numStages % result.numRanks == 0) {
+    int64_t k = result.numStages / result.numRanks;
+    if (llvm::all_of(result.tasks, [&](auto entry) {
+          return *getIntTag(entry.first.getTags(), "PP") / k == entry.second;
+        }))
+      result.chunksPerRank = k;
+  }
   return result;
 }
 
@@ -292,11 +300,15 @@ mlir::piper::applySchedule(DAGOp dag, const PipelineTasks &tasks,
     rankOf[task] = rank;
   DenseSet<Operation *> covered;
 
+  // A library stage is `chunks` consecutive DAG stages when the schedule
+  // runs fewer stages than the DAG has (PipelineTasks::chunksPerRank).
+  int64_t chunks = tasks.numStages / schedule.stagesPerChain();
   // The tasks of one computation, checked to be on `rank`.
   auto tasksOf = [&](const sched::Compute &compute, int rank,
                      OrderGroup &group) -> LogicalResult {
     DAGCoordinates at = toDAG(schedule, compute.stage, compute.microbatch);
-    auto take = [&](PassKind pass) -> LogicalResult {
+    auto takeChunk = [&](PassKind pass, int64_t pp) -> LogicalResult {
+      at.pp = pp;
       const OrderGroup *found = tasks.find(pass, at.pp, at.mb);
       if (!found)
         return emitError() << schedule.name << " runs " << compute.str()
@@ -314,6 +326,16 @@ mlir::piper::applySchedule(DAGOp dag, const PipelineTasks &tasks,
       }
       return success();
     };
+    // Forwards run a library stage's chunks in order, backwards in reverse.
+    int64_t first = at.pp * chunks;
+    auto take = [&](PassKind pass) -> LogicalResult {
+      for (int64_t c = 0; c < chunks; ++c)
+        if (failed(takeChunk(pass, pass == PassKind::F
+                                       ? first + c
+                                       : first + chunks - 1 - c)))
+          return failure();
+      return success();
+    };
     switch (compute.kind) {
     case sched::Kind::F:
       return take(PassKind::F);
@@ -323,7 +345,7 @@ mlir::piper::applySchedule(DAGOp dag, const PipelineTasks &tasks,
       return take(PassKind::BW);
     case sched::Kind::B:
       // A backward not split by autodiff is one task; a split one is both.
-      if (tasks.find(PassKind::B, at.pp, at.mb))
+      if (tasks.find(PassKind::B, first, at.mb))
         return take(PassKind::B);
       if (failed(take(PassKind::BI)))
         return failure();

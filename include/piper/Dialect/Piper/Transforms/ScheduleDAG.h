@@ -66,6 +66,11 @@ struct PipelineTasks {
   int64_t numStages = 0;
   int64_t numMicrobatches = 0;
   int64_t numRanks = 0;
+  /// k when every rank holds k > 1 consecutive stages (stage s on rank
+  /// s / k), else 1: a one-stage-per-rank schedule then runs each rank's
+  /// stages as one (forwards in stage order, backwards in reverse), so a
+  /// stage of several chunks is placed and scheduled like one stage.
+  int64_t chunksPerRank = 1;
 
   /// The tasks doing `pass` of stage `pp` on microbatch `mb`, or null.
   const OrderGroup *find(PassKind pass, int64_t pp, int64_t mb) const;
