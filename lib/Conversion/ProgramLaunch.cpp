@@ -146,18 +146,29 @@ private:
   }
 
   /// A compute body given ZeRO-3 parameters ungathered: it does not read
-  /// them, so each is a zero-filled tensor of what its chunks flatten (the
-  /// whole type, or a split parameter's part, on which the body runs as a
-  /// local clone).
+  /// them (replicate gathers every parameter whose value is needed), so it
+  /// runs as a clone without those arguments. Zero-filled stand-ins of the
+  /// whole type would allocate and fill the parameters' bytes at every such
+  /// launch (each weight-gradient bucket takes every parameter of its
+  /// node). Where the body does read one (a body replicate did not see),
+  /// it gets a zero-filled tensor of what its chunks flatten, as before.
   FailureOr<SmallVector<Value>>
   callWithZeros(LaunchOp launch, func::FuncOp callee, ValueRange operands,
                 ConversionPatternRewriter &rewriter) const {
     Location loc = launch.getLoc();
-    SmallVector<Value> args(operands);
-    for (auto [i, operand] : llvm::enumerate(args)) {
+    SmallVector<Value> args;
+    std::vector<unsigned> dropped;
+    Block &entry = callee.getBody().front();
+    for (auto [i, operand] : llvm::enumerate(operands)) {
       auto it = lowering.shards.find(operand);
-      if (it == lowering.shards.end())
+      if (it == lowering.shards.end()) {
+        args.push_back(operand);
         continue;
+      }
+      if (entry.getArgument(i).use_empty()) {
+        dropped.push_back(i);
+        continue;
+      }
       auto type = cast<RankedTensorType>(callee.getArgumentTypes()[i]);
       ArrayRef<int64_t> shape = it->second.shape;
       if (shape.empty())
@@ -166,9 +177,32 @@ private:
           tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
       Value zero = arith::ConstantOp::create(
           rewriter, loc, rewriter.getZeroAttr(type.getElementType()));
-      operand = linalg::FillOp::create(rewriter, loc, zero, empty).result();
+      args.push_back(
+          linalg::FillOp::create(rewriter, loc, zero, empty).result());
     }
-    return callOnLocalTypes(launch, callee, args, rewriter);
+    if (dropped.empty())
+      return callOnLocalTypes(launch, callee, args, rewriter);
+    func::FuncOp &pruned =
+        lowering.prunedBodies[{callee.getOperation(), dropped}];
+    if (!pruned) {
+      // As cloneLocalBody: bodies are outside what the conversion rewrites.
+      OpBuilder builder(callee);
+      builder.setInsertionPointAfter(callee);
+      pruned = cast<func::FuncOp>(builder.clone(*callee));
+      std::string name = callee.getSymName().str() + ".without";
+      for (unsigned i : dropped)
+        name += "_" + std::to_string(i);
+      pruned.setSymName(name);
+      pruned.setPrivate();
+      BitVector erase(callee.getNumArguments());
+      for (unsigned i : dropped)
+        erase.set(i);
+      if (failed(pruned.eraseArguments(erase)))
+        return launch.emitError() << "cannot drop the unread ZeRO-3 "
+                                     "arguments of @"
+                                  << callee.getSymName();
+    }
+    return callOnLocalTypes(launch, pruned, args, rewriter);
   }
 
   /// An update fed shards: every operand of an update touching a shard is

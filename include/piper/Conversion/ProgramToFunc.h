@@ -26,6 +26,9 @@
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <map>
+#include <vector>
+
 namespace mlir::piper {
 
 /// What the patterns lowering one program share.
@@ -72,6 +75,10 @@ struct ProgramLowering {
   int64_t launchIndex = 0;
   /// The local clones of bodies, by body and argument types.
   DenseMap<std::pair<Operation *, Type>, func::FuncOp> localBodies;
+  /// Clones of bodies without the arguments they do not read (ungathered
+  /// ZeRO-3 parameters), by body and the dropped arguments' positions.
+  std::map<std::pair<Operation *, std::vector<unsigned>>, func::FuncOp>
+      prunedBodies;
   /// Gradient clipping: the step's piper_clip_finish call (ClipGradNorm.h).
   Operation *clipFinish = nullptr;
   /// The function's return, whose operands the piper.output patterns set.
