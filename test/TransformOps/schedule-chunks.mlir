@@ -11,6 +11,10 @@
 // RUN: piper-gen --config=tiny-mlp --layers=4 --pp=4 --dtype=f64 --mesh=pp=2 -o %t/mlp4.mlir
 // RUN: piper-opt %t/mlp4.mlir --piper-autodiff --piper-build-dag --transform-preload-library="transform-library-paths=%t/1f1b.mlir" --transform-interpreter -o %t/1f1b.dag.mlir
 // RUN: FileCheck %s --check-prefix=ONEF < %t/1f1b.dag.mlir
+// --piper-export-schedule reads each chunk back as a stage of its own.
+// RUN: piper-opt %t/1f1b.dag.mlir --piper-export-schedule=format=csv -o /dev/null | FileCheck %s --check-prefix=ONEF-CSV
+// ONEF-CSV:      0F0,1F0,0F1,1F1,1B0,0B0,0F2,1F2,1B1,0B1,0F3,1F3,1B2,0B2,1B3,0B3
+// ONEF-CSV-NEXT: 2F0,3F0,3B0,2B0,2F1,3F1,3B1,2B1,2F2,3F2,3B2,2B2,2F3,3F3,3B3,2B3
 // ZB-H1 splits each backward into its input and weight halves, each half
 // over the rank's stages in reverse.
 // RUN: piper-opt %t/mlp4.mlir --piper-autodiff --piper-build-dag --transform-preload-library="transform-library-paths=%t/zbh1.mlir" --transform-interpreter -o %t/zbh1.dag.mlir
