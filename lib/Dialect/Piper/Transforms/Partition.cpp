@@ -17,11 +17,12 @@
 // construction. `--piper-verify-programs` checks that independently.
 //
 // A microbatch's contribution to an accumulator is added into a running sum
-// as soon as it exists (foldIntoAccumulators), on the stream that produced
-// it, so no microbatch gradient outlives its microbatch: the memory plan
-// counts contributions as added in place (MemoryPlan.cpp, isAddedInPlace),
-// and one sum of every microbatch's gradient at the end of the step held
-// all of them at once (a stage's parameter bytes per microbatch).
+// (foldIntoAccumulators): a launch's output right after the launch, on its
+// stream; a reduce-scatter's shard when the next contribution arrives. So
+// no microbatch gradient outlives its microbatch, as the memory plan counts
+// it (MemoryPlan.cpp); one sum of every microbatch's gradient at the end of
+// the step held all of them at once (a stage's parameter bytes per
+// microbatch).
 //
 // Replicas along the axes a device group does not name are never expanded,
 // so the work here is linear in the DAG and independent of the mesh size.
