@@ -229,15 +229,19 @@ bool mlir::piper::hasBodyCollectives(func::FuncOp body) {
       .wasInterrupted();
 }
 
+std::string mlir::piper::freshBodyName(func::FuncOp body, StringRef suffix) {
+  auto module = body->getParentOfType<ModuleOp>();
+  std::string name = (body.getSymName() + suffix).str();
+  for (int i = 1; module.lookupSymbol(name); ++i)
+    name = (body.getSymName() + suffix + "_" + Twine(i)).str();
+  return name;
+}
+
 FailureOr<func::FuncOp> mlir::piper::cloneLocalBody(func::FuncOp body,
                                                     ArrayRef<Type> argTypes,
                                                     MeshOp mesh,
                                                     Operation *at) {
-  auto module = body->getParentOfType<ModuleOp>();
-  // A fresh name: `<body>.local`, `<body>.local_1`, ...
-  std::string name = (body.getSymName() + ".local").str();
-  for (int i = 1; module.lookupSymbol(name); ++i)
-    name = (body.getSymName() + ".local_" + Twine(i)).str();
+  std::string name = freshBodyName(body, ".local");
   OpBuilder builder(body);
   builder.setInsertionPointAfter(body);
   auto clone = cast<func::FuncOp>(builder.clone(*body.getOperation()));

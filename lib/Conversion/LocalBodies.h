@@ -44,6 +44,11 @@ namespace mlir::piper {
 /// Whether `body` holds collectives (which only a local clone lowers).
 bool hasBodyCollectives(func::FuncOp body);
 
+/// `<body><suffix>`, or `<body><suffix>_1`, `_2`, ...: the first name no
+/// symbol of `body`'s module has (clones of one body made by the lowerings
+/// of several programs must not collide).
+std::string freshBodyName(func::FuncOp body, StringRef suffix);
+
 /// A clone of `body` (inserted after it, a fresh symbol `<body>.local`)
 /// whose arguments have `argTypes` and whose collectives are shim calls;
 /// fails with an error at `at` (the launch) on an op it cannot re-type.

@@ -188,10 +188,8 @@ private:
       // As cloneLocalBody: bodies are outside what the conversion rewrites.
       OpBuilder builder(callee);
       builder.setInsertionPointAfter(callee);
+      std::string name = freshBodyName(callee, ".pruned");
       pruned = cast<func::FuncOp>(builder.clone(*callee));
-      std::string name = callee.getSymName().str() + ".without";
-      for (unsigned i : dropped)
-        name += "_" + std::to_string(i);
       pruned.setSymName(name);
       pruned.setPrivate();
       BitVector erase(callee.getNumArguments());

@@ -57,3 +57,34 @@ func.func @shared_producer_is_not_fused(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>
   } -> tensor<4x8xf32>
   return %t, %y : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// A call between producer and consumer (a kernel launch, a collective in a
+// step program) keeps them apart: fused, the producer would run at the
+// consumer and its operands stay live across the call (a microbatch's
+// gradient added into its running sum only after the last microbatch's).
+// CHECK-LABEL: func.func @call_between_is_not_fused(
+// CHECK:         %[[S:.*]] = linalg.generic
+// CHECK:           arith.addf
+// CHECK:         call @launch()
+// CHECK:         %[[T:.*]] = linalg.generic
+// CHECK-SAME:      ins(%[[S]], %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK:           arith.addf
+// CHECK:         return %[[T]]
+func.func private @launch()
+func.func @call_between_is_not_fused(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %init = tensor.empty() : tensor<4x8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<4x8xf32>, tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  call @launch() : () -> ()
+  %t = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %c : tensor<4x8xf32>, tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}

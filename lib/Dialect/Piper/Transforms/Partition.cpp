@@ -102,7 +102,7 @@ private:
   LogicalResult emitNode(Operation *node);
   /// Adds each result of `node` that an accumulator sums into its running
   /// sum, right after `node` in the result's program.
-  LogicalResult foldIntoAccumulators(Operation *node);
+  void foldIntoAccumulators(Operation *node);
   struct RunningSum;
   /// Adds operand `index` of `accumulate` (`mapped` in its program) into
   /// `sum` on `stream`; the last one scales and defines the result.
@@ -122,11 +122,10 @@ private:
   DenseMap<Attribute, LogicalResult> checkedBodies;
   llvm::StringSet<> overlapSeen;
   /// An accumulator's sum so far: the program it runs in, the partial sum
-  /// (a program value) and how many of its operands that holds.
+  /// (a program value) and the positions of the operands it holds.
   struct RunningSum {
     Program *program = nullptr;
     Value partial;
-    unsigned folded = 0;
     DenseSet<unsigned> operands;
     /// Contributions that wait for the next one (or the accumulator).
     SmallVector<std::pair<unsigned, Value>> deferred;
@@ -574,7 +573,6 @@ void Partitioner::addToSum(RunningSum &sum, AccumulateOp accumulate,
                            unsigned index, Value mapped, StringAttr stream) {
   Program &program = *sum.program;
   sum.operands.insert(index);
-  ++sum.folded;
   if (!sum.partial) {
     sum.partial = mapped;
     return;
@@ -583,7 +581,7 @@ void Partitioner::addToSum(RunningSum &sum, AccumulateOp accumulate,
   dependOn(program, stream, program.producers.lookup(sum.partial));
   program.streams.insert(stream);
   builder.setInsertionPointToEnd(&program.op.getBody().front());
-  bool last = sum.folded == accumulate.getValues().size();
+  bool last = sum.operands.size() == accumulate.getValues().size();
   auto partial = SumOp::create(
       builder, accumulate.getLoc(), accumulate.getType(),
       accumulate.getNameAttr(), ValueRange{sum.partial, mapped},
@@ -596,9 +594,9 @@ void Partitioner::addToSum(RunningSum &sum, AccumulateOp accumulate,
   sum.partial = partial;
 }
 
-LogicalResult Partitioner::foldIntoAccumulators(Operation *node) {
+void Partitioner::foldIntoAccumulators(Operation *node) {
   if (isa<AccumulateOp>(node))
-    return success();
+    return;
   StringAttr compute = StringAttr::get(step.getContext(), "compute");
   for (Value result : node->getResults()) {
     Program *program = home.lookup(result);
@@ -638,7 +636,6 @@ LogicalResult Partitioner::foldIntoAccumulators(Operation *node) {
       }
     }
   }
-  return success();
 }
 
 LogicalResult Partitioner::run() {
@@ -686,9 +683,11 @@ LogicalResult Partitioner::run() {
   if (failed(nodes))
     return eraseAll();
   prefetchOneAhead(*nodes);
-  for (Operation *node : *nodes)
-    if (failed(emitNode(node)) || failed(foldIntoAccumulators(node)))
+  for (Operation *node : *nodes) {
+    if (failed(emitNode(node)))
       return eraseAll();
+    foldIntoAccumulators(node);
+  }
 
   // The step's results, read where they are computed.
   auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
