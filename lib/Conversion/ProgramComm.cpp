@@ -94,10 +94,18 @@ template <typename OpTy> struct TransferPattern : ProgramOpPattern<OpTy> {
           {castTensor(rewriter, loc, value, wire.getElementType())}, {}, extra);
       rewriter.eraseOp(op);
     } else {
-      Value received =
-          callShim(rewriter, loc, lowering.module,
-                   ("piper_comm_recv_" + *suffix).str(), {}, {wire}, extra)
-              .front();
+      // Nonblocking where every reader waits for it anyway (IssueOrder.h):
+      // the runtime completes it at the wait for its stream's event.
+      StringRef kind = "piper_comm_recv_";
+      if (lowering.lazyReceives.contains(op)) {
+        kind = "piper_comm_irecv_";
+        int64_t stream = llvm::find(lowering.streams, op.getStream()) -
+                         lowering.streams.begin();
+        extra.push_back(i64Constant(rewriter, loc, stream));
+      }
+      Value received = callShim(rewriter, loc, lowering.module,
+                                (kind + *suffix).str(), {}, {wire}, extra)
+                           .front();
       received = castTensor(rewriter, loc, received,
                             cast<RankedTensorType>(type).getElementType());
       lowering.replace(rewriter, op, received);

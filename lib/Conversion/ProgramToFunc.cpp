@@ -22,6 +22,7 @@
 #include "ClipGradNorm.h"
 #include "CommCalls.h"
 #include "ConversionDriver.h"
+#include "IssueOrder.h"
 #include "KernelPatterns.h"
 #include "LocalBodies.h"
 #include "ProgramPatterns.h"
@@ -361,6 +362,11 @@ mlir::piper::lowerProgram(ProgramOp program, SymbolTable &symbols,
   bool clips = clipsGradNorm((*lowering)->module) && !isEvalProgram(program);
   if (clips)
     orderUpdatesLast(program);
+  issueSendsEarly(program);
+  (*lowering)->lazyReceives = findLazyReceives(program);
+  // Nonblocking receives complete at the waits for their events.
+  if (!(*lowering)->lazyReceives.empty())
+    (*lowering)->hasComm = true;
   MLIRContext *context = program.getContext();
   ProgramTypeConverter converter(**lowering);
   RewritePatternSet patterns(context);

@@ -2,7 +2,9 @@
 // (unranked memref, peer offset, tag). The offset is the peer's world rank
 // minus the sender's, row-major over the mesh [x = 1, pp = 2]: +1 from
 // @step.pp0 to @step.pp1, -1 back. A sent microbatch slice goes out with any
-// strides; a receive fills a fresh buffer.
+// strides; a receive fills a fresh buffer. The value is only returned, so
+// the receive is nonblocking (its last operand: the index of its stream) and
+// piper_comm_sync_all completes it before the return (IssueOrder.h).
 // RUN: piper-compile %s --emit=kernels | FileCheck %s
 // RUN: piper-compile %s --emit=lowered | FileCheck %s --check-prefix=LLVM
 
@@ -32,10 +34,11 @@ piper.program @step.pp1 role {pp = 1} of @mesh step @step streams ["pp"] {
 // CHECK:         %[[P0:.*]] = arith.constant -1 : i64
 // CHECK:         %[[A:.*]] = memref.alloc() : memref<2xf64>
 // CHECK:         %[[U2:.*]] = memref.cast %[[A]] : memref<2xf64> to memref<*xf64>
-// CHECK:         call @piper_comm_recv_f64(%[[U2]], %[[P0]], %{{.*}}) : (memref<*xf64>, i64, i64) -> ()
+// CHECK:         call @piper_comm_irecv_f64(%[[U2]], %[[P0]], %{{.*}}, %{{.*}}) : (memref<*xf64>, i64, i64, i64) -> ()
 // CHECK:         bufferization.to_tensor %[[A]] restrict writable
-// CHECK:       func.func private @piper_comm_recv_f64(memref<*xf64>, i64, i64)
+// CHECK:         call @piper_comm_sync_all()
+// CHECK:       func.func private @piper_comm_irecv_f64(memref<*xf64>, i64, i64, i64)
 
 // LLVM: llvm.func @piper_comm_send_f64(i64, !llvm.ptr, i64, i64)
-// LLVM: llvm.func @piper_comm_recv_f64(i64, !llvm.ptr, i64, i64)
+// LLVM: llvm.func @piper_comm_irecv_f64(i64, !llvm.ptr, i64, i64, i64)
 

@@ -28,7 +28,7 @@
 // SEND:         call @piper_comm_send_f64(%{{.*}}, %[[ONE]], %{{.*}})
 // SEND-LABEL: func.func @step.pp1(
 // SEND:         %[[MINUS:.*]] = arith.constant -1 : i64
-// SEND:         call @piper_comm_recv_f64(%{{.*}}, %[[MINUS]], %{{.*}})
+// SEND:         call @piper_comm_irecv_f64(%{{.*}}, %[[MINUS]], %{{.*}}, %{{.*}})
 
 // ZERO1:       func.func private @upd.zero(%{{.*}}: tensor<2xf64>, %{{.*}}: tensor<2xf64>, %{{.*}}: tensor<2xf64>) -> (tensor<2xf64>, tensor<2xf64>)
 // ZERO1:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2xf64>, tensor<2xf64>, tensor<2xf64>)

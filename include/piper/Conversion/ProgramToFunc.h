@@ -61,8 +61,11 @@ struct ProgramLowering {
   /// Outputs past the step's results (a sampling program's logits,
   /// EvalPrograms.h): their types, held whole.
   DenseMap<int64_t, Type> extraResults;
-  /// Whether the program runs collectives (then events matter).
+  /// Whether the program runs collectives or nonblocking receives (then
+  /// events matter).
   bool hasComm = false;
+  /// The receives lowered to nonblocking ones (IssueOrder.h).
+  DenseSet<Operation *> lazyReceives;
 
   /// Filled while lowering. Program values to the type a device holds for
   /// them (what ProgramTypeConverter answers).

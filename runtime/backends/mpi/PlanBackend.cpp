@@ -15,8 +15,12 @@
 // receives microbatch 0's gradient). So a send copies its value (which may be
 // a strided slice, freed right after the call) into a staging vector and is
 // only enqueued, on a stream of its own per (peer, tag) so that no send waits
-// behind another; the step's end waits for them all. A receive is enqueued on
-// one receive stream and waited for at once: the value is needed next.
+// behind another; the step's end waits for them all. Receives share one
+// receive stream, so they complete in program order, as the verifier assumed.
+// A blocking receive is waited for at once; a nonblocking one (irecv) leaves
+// its buffer pending until the program waits for an event recorded after it
+// on its program stream, which this backend then records on the receive
+// stream.
 //
 // Collectives run on the plan's communicators (one per (axes, stream), each
 // bound to a runtime stream of that name). Inputs are copied into contiguous
@@ -37,6 +41,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 using namespace piper::plan;
@@ -79,6 +84,8 @@ public:
 
   void send(const View &in, Element e, int64_t peer, int64_t tag) override;
   void recv(const View &out, Element e, int64_t peer, int64_t tag) override;
+  void irecv(const View &out, Element e, int64_t peer, int64_t tag,
+             int64_t stream) override;
   void iallReduce(const View &in, const View &out, Element e, int64_t comm,
                   double scale) override;
   void ireduceScatter(const View &in, const View &out, Element e, int64_t comm,
@@ -117,6 +124,9 @@ private:
   StepError &errors;
   int self = 0;
   piper_rt_stream recvStream = nullptr;
+  /// Program streams (by index) that nonblocking receives were posted on:
+  /// an event recorded on one covers the receive stream.
+  std::set<int64_t> receivingStreams;
   /// The plan's communicators, by index, with the stream each is bound to.
   std::vector<piper_rt_comm> comms;
   std::vector<piper_rt_stream> commStreams;
@@ -163,6 +173,8 @@ private:
   }
   void ready(const View &v, size_t elt);
   void finishStream(piper_rt_stream stream);
+  /// Drops the pending ranges of `stream`, whose operations have completed.
+  void forgetPending(piper_rt_stream stream);
   /// Marks `[data, data + bytes)` as written by `stream` until `finish` ran.
   void pending(char *data, size_t bytes, piper_rt_stream stream,
                std::function<void()> finish) {
@@ -214,7 +226,23 @@ void MPIBackend::recv(const View &v, Element e, int64_t offset, int64_t tag) {
                     static_cast<int>(peer),
                     static_cast<int>(tag)) != PIPER_RT_OK ||
       piper_rt_stream_synchronize(recvStream) != PIPER_RT_OK)
-    failPeer("recv", peer, tag);
+    return failPeer("recv", peer, tag);
+  // Every receive posted before this one has completed too.
+  forgetPending(recvStream);
+}
+
+void MPIBackend::irecv(const View &v, Element e, int64_t offset, int64_t tag,
+                       int64_t stream) {
+  int64_t peer = self + offset;
+  char *data = piper_memref_data(&v, e.size);
+  size_t n = static_cast<size_t>(piper_memref_numel(&v));
+  if (piper_rt_recv(recvStream, data, n, e.dtype, static_cast<int>(peer),
+                    static_cast<int>(tag)) != PIPER_RT_OK)
+    return failPeer("recv", peer, tag);
+  // A send or collective reading the value completes the receive first
+  // (ready); the program's own reads come after a wait for its event.
+  pendingOutputs[data] = {data + n * e.size, recvStream};
+  receivingStreams.insert(stream);
 }
 
 bool MPIBackend::move(void *data, size_t count, piper_rt_dtype dtype, int from,
@@ -246,6 +274,10 @@ void MPIBackend::finishStream(piper_rt_stream stream) {
       rest.push_back(std::move(f));
   }
   finishers = std::move(rest);
+  forgetPending(stream);
+}
+
+void MPIBackend::forgetPending(piper_rt_stream stream) {
   for (auto it = pendingOutputs.begin(); it != pendingOutputs.end();)
     it = it->second.second == stream ? pendingOutputs.erase(it) : std::next(it);
 }
@@ -275,6 +307,7 @@ void MPIBackend::ready(const View &v, size_t elt) {
 void MPIBackend::syncAll() {
   for (auto &[name, stream] : streamsByName)
     finishStream(stream);
+  finishStream(recvStream);
 }
 
 void MPIBackend::finishStep() {
@@ -294,9 +327,13 @@ void MPIBackend::record(int64_t event, int64_t streamIndex) {
     if (it != streamsByName.end())
       stream = it->second;
   }
+  // A stream the host runs itself has no runtime stream: recorded means
+  // complete, unless nonblocking receives were posted on it.
+  if (!stream && receivingStreams.count(streamIndex))
+    stream = recvStream;
   eventStream[event] = stream;
   if (!stream)
-    return; // The host runs that stream: recorded means complete.
+    return;
   piper_rt_event &e = events[event];
   if ((!e && piper_rt_event_create(context, &e) != PIPER_RT_OK) ||
       piper_rt_event_record(e, stream) != PIPER_RT_OK)

@@ -154,12 +154,24 @@ void piper_trace_kernel_end(int64_t kind);
 // later receives (the verifier proved the program order deadlock-free under
 // that rule); the step's end (piper_plan_session_finish_step) waits for
 // every send. A receive fills `desc` (identity layout) and returns when the
-// value has arrived: the program needs it next.
+// value has arrived.
+//   void piper_comm_irecv_<t>(int64_t rank, void *desc, int64_t peer_offset,
+//                             int64_t tag, int64_t stream);
+// is the nonblocking receive: enqueued, `desc` final only after the program
+// waits for an event recorded after it on program stream `stream`
+// (piper_comm_record/wait), after piper_comm_sync_all, or when a send or
+// collective reads it. Receives complete in the order they were posted. The
+// host computes in program order, so a blocking receive placed before an
+// unrelated launch would hold the launch (and the peer waiting for its
+// result) back; the lowering uses irecv wherever the program orders every
+// read of the value after such a wait.
 #define PIPER_PLAN_P2P(T)                                                      \
   void piper_comm_send_##T(int64_t rank, void *desc, int64_t peer_offset,      \
                            int64_t tag);                                       \
   void piper_comm_recv_##T(int64_t rank, void *desc, int64_t peer_offset,      \
-                           int64_t tag);
+                           int64_t tag);                                       \
+  void piper_comm_irecv_##T(int64_t rank, void *desc, int64_t peer_offset,     \
+                            int64_t tag, int64_t stream);
 PIPER_PLAN_P2P(f32)
 PIPER_PLAN_P2P(f64)
 PIPER_PLAN_P2P(i64)

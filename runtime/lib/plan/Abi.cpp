@@ -138,6 +138,13 @@ PIPER_PLAN_EXPORT void piper_trace_kernel_end(int64_t kind) {
                                 "a plan received a value but piper-run "       \
                                 "started no runtime"))                         \
       b->recv(piper_memref_decode(rank, desc), ELEMENT, peer, tag);            \
+  }                                                                            \
+  PIPER_PLAN_EXPORT void piper_comm_irecv_##T(                                 \
+      int64_t rank, void *desc, int64_t peer, int64_t tag, int64_t stream) {   \
+    if (Backend *b = backendFor("piper_comm_irecv_" #T,                        \
+                                "a plan received a value but piper-run "       \
+                                "started no runtime"))                         \
+      b->irecv(piper_memref_decode(rank, desc), ELEMENT, peer, tag, stream);   \
   }
 PIPER_PLAN_P2P(f32, kF32)
 PIPER_PLAN_P2P(f64, kF64)

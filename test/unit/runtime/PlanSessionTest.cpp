@@ -232,6 +232,6 @@ extern "C" int piperPlanTestCountSymbols(void);
 
 namespace {
 TEST(PlanABI, EverySymbolIsDefinedWithCLinkage) {
-  EXPECT_EQ(piperPlanTestCountSymbols(), 28);
+  EXPECT_EQ(piperPlanTestCountSymbols(), 31);
 }
 } // namespace

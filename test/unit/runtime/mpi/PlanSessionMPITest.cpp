@@ -39,15 +39,15 @@ public:
     if (::testing::Test::HasFatalFailure())
       return;
     // Communicator #0 over dp on stream "grad"; program streams (compute,
-    // grad).
+    // grad, pp).
     ASSERT_EQ(piper_plan_session_create(ctx, &session), PIPER_RT_OK)
         << piper_rt_last_error();
     const char *axes[] = {"dp"};
     ASSERT_EQ(piper_plan_session_add_communicator(session, 1, axes, "grad"),
               PIPER_RT_OK)
         << piper_rt_last_error();
-    const char *streams[] = {"compute", "grad"};
-    ASSERT_EQ(piper_plan_session_set_streams(session, 2, streams), PIPER_RT_OK);
+    const char *streams[] = {"compute", "grad", "pp"};
+    ASSERT_EQ(piper_plan_session_set_streams(session, 3, streams), PIPER_RT_OK);
   }
   void TearDown() override {
     EXPECT_EQ(piper_plan_session_destroy(session), PIPER_RT_OK);
@@ -141,6 +141,32 @@ TEST_F(PlanSessionMPITest, SendingAPendingOutputWaitsForIt) {
   Memref<int64_t> ids({2}, {11, 12}), ids2({2}, {});
   piper_comm_send_i64(1, ids.d(), 0, 6);
   piper_comm_recv_i64(1, ids2.d(), 0, 6);
+  EXPECT_EQ(ids2.data, ids.data);
+  finishStep();
+}
+
+TEST_F(PlanSessionMPITest, ANonblockingReceiveCompletesAtItsStreamsEvent) {
+  // Posted on program stream 2 ("pp"), which has no runtime stream of its
+  // own: an event recorded there after the receive covers it, and the
+  // host's wait for that event completes it.
+  Memref<double> a({3}, {1, 2, 3}), got({3}, {});
+  piper_comm_send_f64(1, a.d(), 0, 8);
+  piper_comm_irecv_f64(1, got.d(), 0, 8, 2);
+  piper_comm_record(9, 2);
+  piper_comm_wait(9, 0);
+  EXPECT_EQ(got.data, (std::vector<double>{1, 2, 3}));
+  // Sending a value still being received completes the receive first.
+  Memref<double> b({3}, {4, 5, 6}), fwd({3}, {}), back({3}, {});
+  piper_comm_send_f64(1, b.d(), 0, 10);
+  piper_comm_irecv_f64(1, fwd.d(), 0, 10, 2);
+  piper_comm_send_f64(1, fwd.d(), 0, 11);
+  piper_comm_recv_f64(1, back.d(), 0, 11);
+  EXPECT_EQ(back.data, (std::vector<double>{4, 5, 6}));
+  // piper_comm_sync_all completes the receives still pending.
+  Memref<int64_t> ids({2}, {7, 8}), ids2({2}, {});
+  piper_comm_send_i64(1, ids.d(), 0, 12);
+  piper_comm_irecv_i64(1, ids2.d(), 0, 12, 2);
+  piper_comm_sync_all();
   EXPECT_EQ(ids2.data, ids.data);
   finishStep();
 }
