@@ -21,6 +21,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace piper::sim;
 
@@ -63,6 +64,7 @@ private:
     return problem.programs[p].streams[s].instrs[streams[p][s].pc];
   }
   bool issue(int p, int s);
+  bool startLonePairs();
   void begin(std::vector<std::pair<int, int>> members, const Instr *leader);
   void startSegment(Activity act);
   void finishInstr(const std::vector<std::pair<int, int>> &members,
@@ -74,6 +76,9 @@ private:
   std::vector<std::vector<std::pair<int, int>>> arrivals;
   std::vector<std::set<long>> reached;
   std::vector<Activity> active;
+  /// Paired launches (p, s, pc) that start without their partner: it could
+  /// not start before them (below).
+  std::set<std::tuple<int, int, size_t>> lone;
   double now = 0;
   Trace trace;
 };
@@ -100,7 +105,7 @@ bool Runner::issue(int p, int s) {
     ++st.pc;
     return true;
   case Instr::Kind::Launch: {
-    if (instr.partnerStream >= 0) {
+    if (instr.partnerStream >= 0 && !lone.count({p, s, st.pc})) {
       StreamState &other = streams[p][instr.partnerStream];
       // The pair starts together: wait until the partner is at its head.
       if (other.pc < size_t(instr.partnerInstr) ||
@@ -263,6 +268,29 @@ void Runner::computeRates() {
   }
 }
 
+/// A pair of launches starts together, but only as a model of how they
+/// share the device: on a device each starts when its own stream allows.
+/// When nothing runs and the only heads left are launches waiting for a
+/// partner that cannot start first (its stream waits, through an event, for
+/// work behind this launch: with one collective stream, ZeRO-3's gather for
+/// the partner queues behind the reduce-scatters of the launches that
+/// follow), they start alone. Returns whether any did.
+bool Runner::startLonePairs() {
+  bool any = false;
+  for (size_t p = 0; p < streams.size(); ++p)
+    for (size_t s = 0; s < streams[p].size(); ++s) {
+      const StreamState &st = streams[p][s];
+      const Stream &stream = problem.programs[p].streams[s];
+      if (st.busy || st.pc >= stream.instrs.size())
+        continue;
+      const Instr &instr = stream.instrs[st.pc];
+      if (instr.kind == Instr::Kind::Launch && instr.partnerStream >= 0 &&
+          lone.insert({int(p), int(s), st.pc}).second)
+        any = true;
+    }
+  return any;
+}
+
 Trace Runner::run() {
   const double inf = std::numeric_limits<double>::infinity();
   while (true) {
@@ -273,8 +301,11 @@ Trace Runner::run() {
           while (issue(int(p), int(s)))
             changed = true;
     }
-    if (active.empty())
+    if (active.empty()) {
+      if (startLonePairs())
+        continue;
       break;
+    }
     computeRates();
     double dt = inf;
     for (const Activity &a : active) {

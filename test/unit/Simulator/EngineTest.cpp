@@ -7,7 +7,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The engine's rules one at a time, on programs small enough to time by
-// hand: streams in order, events, rendezvous, overlapped pairs, SM shares,
+// hand: streams in order, events, rendezvous, overlapped pairs (and one that
+// starts alone), SM shares,
 // communication slowed by the SMs left to it, interference, deadlock.
 //
 //===----------------------------------------------------------------------===//
@@ -105,6 +106,27 @@ TEST(Engine, OverlappedPairStartsTogetherAndSharesTheDevice) {
   // F waits for BI's stream to reach it at 2; both then run at half speed.
   EXPECT_EQ(endOf(t, "F"), 4);
   EXPECT_EQ(endOf(t, "BI"), 4);
+}
+
+TEST(Engine, APairWhosePartnerCannotStartFirstStartsAlone) {
+  // BI (compute, paired with F) must start before W, and F waits for an
+  // event recorded after W: F cannot start before BI. BI starts alone at 0,
+  // W runs 1-3, F alone 3-4.
+  Problem p;
+  Instr f = compute("F", 1), b = compute("BI", 1);
+  f.partnerStream = 1;
+  f.partnerInstr = 0;
+  b.partnerStream = 0;
+  b.partnerInstr = 1;
+  p.programs.push_back(
+      {"a",
+       {{"overlap", {event(Instr::Kind::Wait, 0), f}},
+        {"compute", {b, compute("W", 2), event(Instr::Kind::Record, 0)}}}});
+  Trace t = simulate(p);
+  ASSERT_TRUE(t.error.empty()) << t.error;
+  EXPECT_EQ(endOf(t, "BI"), 1);
+  EXPECT_EQ(endOf(t, "W"), 3);
+  EXPECT_EQ(endOf(t, "F"), 4);
 }
 
 TEST(Engine, SMSharesRunSideBySide) {
