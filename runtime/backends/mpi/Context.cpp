@@ -19,6 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <sched.h>
+#include <unistd.h>
 
 using namespace piper::rt;
 
@@ -33,6 +35,31 @@ bool runtimeInitialisedMpi = false;
 bool progressThreadWanted() {
   const char *text = std::getenv("PIPER_RT_PROGRESS_THREAD");
   return !(text && std::strcmp(text, "0") == 0);
+}
+
+/// Whether a rank waiting for communication should keep polling (spin)
+/// rather than sleep between polls. Polling finishes a transfer sooner (a
+/// large message moves in fragments, each needing a test on both sides) but
+/// takes a core: right when every rank of the node has a core of its own,
+/// wrong when ranks share cores (8 ranks on 2), where a spinning rank holds
+/// back the peer it waits for. PIPER_RT_WAIT=spin or sleep overrides;
+/// `local` is the number of ranks on this node.
+bool spinWhileWaiting(int local) {
+  if (const char *text = std::getenv("PIPER_RT_WAIT")) {
+    if (std::strcmp(text, "spin") == 0)
+      return true;
+    if (std::strcmp(text, "sleep") == 0)
+      return false;
+  }
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  long mine = sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask)
+                                                             : online;
+  // A rank bound to fewer cores than the machine has them to itself.
+  if (online > 0 && mine > 0 && mine < online)
+    return true;
+  return online > 0 && local <= online;
 }
 
 } // namespace
@@ -92,6 +119,14 @@ piper_rt_status piper_rt_init(int *argc, char ***argv,
   // naming the operation, instead of MPI's default of aborting silently.
   MPI_Comm_dup(MPI_COMM_WORLD, &ctx->p2p);
   MPI_Comm_set_errhandler(ctx->p2p, MPI_ERRORS_RETURN);
+  MPI_Comm node = MPI_COMM_NULL;
+  int local = ctx->size;
+  if (MPI_Comm_split_type(ctx->p2p, MPI_COMM_TYPE_SHARED, ctx->rank,
+                          MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+  }
+  ctx->spinWhileWaiting = spinWhileWaiting(local);
 
   piper_rt_status saved = piper_rt_last_status();
   ctx->timeoutSeconds = piper_rt_comm_timeout_seconds();

@@ -108,6 +108,9 @@ struct piper_rt_context_impl {
   std::vector<int64_t> coords;
   double timeoutSeconds = PIPER_RT_DEFAULT_COMM_TIMEOUT_SECONDS;
   bool abortOnTimeout = true;
+  /// Host waits poll without sleeping (every rank of the node has a core;
+  /// Context.cpp, spinWhileWaiting).
+  bool spinWhileWaiting = false;
   std::chrono::steady_clock::time_point origin;
 
   // Point-to-point traffic of every stream: one duplicate of the world made

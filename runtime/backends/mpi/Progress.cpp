@@ -176,8 +176,10 @@ piper_rt_status piper::rt::waitFor(piper_rt_context_impl &context,
     if (!message.empty())
       return reportTimeout(context, message);
     // Spin briefly for latency, then sleep so that oversubscribed ranks (8
-    // on 2 cores) leave the cores to the peers they are waiting for.
-    if (spins < 64)
+    // on 2 cores) leave the cores to the peers they are waiting for; a rank
+    // with a core of its own keeps polling, since every fragment of a large
+    // message waits for a test (a 1 MiB all-reduce took 1-7 ms sleeping).
+    if (spins < 64 || context.spinWhileWaiting)
       std::this_thread::yield();
     else
       std::this_thread::sleep_for(std::chrono::microseconds(50));
