@@ -150,12 +150,15 @@ PlaceOp::apply(transform::TransformRewriter &rewriter,
 
   // Data edges between placed nodes of different groups get a transfer;
   // one per (value, destination group).
+  // Each DAG once: a placement of every stage and microbatch (deepseek_v3's
+  // 32 x 32) would otherwise scan the whole DAG per node.
   DenseMap<std::pair<Value, Attribute>, TransferOp> existing;
-  for (Operation *op : payload) {
-    auto dag = op->getParentOfType<DAGOp>();
-    for (auto transfer : dag.getBody().getOps<TransferOp>())
+  SetVector<Operation *> payloadDags;
+  for (Operation *op : payload)
+    payloadDags.insert(op->getParentOfType<DAGOp>());
+  for (Operation *dag : payloadDags)
+    for (auto transfer : cast<DAGOp>(dag).getBody().getOps<TransferOp>())
       existing[{transfer.getValue(), transfer.getTo()}] = transfer;
-  }
   // `to` is the consumer's device group.
   auto connect = [&](Operation *consumer, DictionaryAttr to, OpOperand &use) {
     auto producer = dyn_cast_or_null<TaskOp>(use.get().getDefiningOp());

@@ -15,6 +15,8 @@
 #include "piper/Dialect/Piper/Transforms/Recompute.h"
 #include "piper/TransformOps/PiperTransformOps.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::piper;
 
@@ -34,13 +36,16 @@ RecomputeOp::apply(transform::TransformRewriter &rewriter,
              << "recompute acts on DAG nodes (piper.task), got '"
              << op->getName() << "'";
   }
+  std::optional<Recomputer> recomputer;
   for (Operation *op : payload) {
     auto task = cast<TaskOp>(op);
     if (task.getPass() != PassKind::F)
       continue;
+    if (!recomputer)
+      recomputer.emplace(task->getParentOfType<ModuleOp>());
     // Diagnostics go to the directive; the message names the node.
     TaskOp recompute =
-        recomputeForward(task, kinds, [&] { return emitError(); });
+        recomputer->recompute(task, kinds, [&] { return emitError(); });
     if (!recompute)
       return DiagnosedSilenceableFailure::definiteFailure();
     made.push_back(recompute);

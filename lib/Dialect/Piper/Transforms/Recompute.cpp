@@ -79,7 +79,8 @@ std::string describeKinds(ArrayRef<std::string> kinds) {
 /// reads (the recomputed activations no longer leave it). The copy calls a
 /// body returning only those; microbatch copies share it.
 TaskOp dropUnusedOutputs(TaskOp forward, func::FuncOp body,
-                         SymbolTable &symbols) {
+                         SymbolTable &symbols,
+                         llvm::StringMap<func::FuncOp> &trimmedBodies) {
   SmallVector<unsigned> kept;
   for (auto [i, output] : llvm::enumerate(forward.getOutputs()))
     if (!output.use_empty())
@@ -89,16 +90,12 @@ TaskOp dropUnusedOutputs(TaskOp forward, func::FuncOp body,
   std::string key = llvm::join(
       llvm::map_range(kept, [](unsigned i) { return std::to_string(i); }), ",");
   std::string name = (body.getSymName() + ".kept").str();
-  func::FuncOp trimmed;
-  for (auto fn : symbols.getOp()->getRegion(0).getOps<func::FuncOp>())
-    if (fn->getAttrOfType<StringAttr>("kept_of") ==
-        StringAttr::get(fn.getContext(), body.getSymName() + ":" + key))
-      trimmed = fn;
+  std::string keptOf = (body.getSymName() + ":" + key).str();
+  func::FuncOp &trimmed = trimmedBodies[keptOf];
   if (!trimmed) {
     trimmed = body.clone();
     trimmed.setSymName(name);
-    trimmed->setAttr("kept_of", StringAttr::get(body.getContext(),
-                                                body.getSymName() + ":" + key));
+    trimmed->setAttr("kept_of", StringAttr::get(body.getContext(), keptOf));
     symbols.insert(trimmed, std::next(Block::iterator(body)));
     auto ret = cast<func::ReturnOp>(trimmed.getBody().front().getTerminator());
     SmallVector<Value> operands = llvm::map_to_vector(
@@ -231,16 +228,11 @@ func::FuncOp getRecomputeBody(func::FuncOp body, func::ReturnOp ret,
   return rBody;
 }
 
-/// The earliest, in the DAG's order, of the users of `values` that
-/// `isConsumer` accepts; null on a cycle.
-TaskOp firstConsumer(DAGOp dag, ArrayRef<Value> values,
+/// The earliest, by `position` (in the DAG's order), of the users of
+/// `values` that `isConsumer` accepts.
+TaskOp firstConsumer(const DenseMap<Operation *, unsigned> &position,
+                     ArrayRef<Value> values,
                      function_ref<bool(Operation *)> isConsumer) {
-  FailureOr<SmallVector<Operation *>> order = getTopologicalOrder(dag);
-  if (failed(order))
-    return {};
-  DenseMap<Operation *, unsigned> position;
-  for (auto [i, node] : llvm::enumerate(*order))
-    position[node] = i;
   TaskOp first;
   for (Value value : values)
     for (Operation *user : value.getUsers())
@@ -252,9 +244,49 @@ TaskOp firstConsumer(DAGOp dag, ArrayRef<Value> values,
 
 } // namespace
 
+struct Recomputer::State {
+  explicit State(ModuleOp module) : symbols(module) {
+    module.walk([&](TaskOp task) {
+      if (auto of = task->getAttrOfType<StringAttr>(kRecomputesAttrName))
+        recomputedBy[{task->getParentOp(), of}] = task.getName();
+    });
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (auto of = fn->getAttrOfType<StringAttr>("kept_of"))
+        trimmedBodies[of.getValue()] = fn;
+  }
+  SymbolTable symbols;
+  /// (DAG, forward name) -> the name of the node recomputing it.
+  DenseMap<std::pair<Operation *, StringAttr>, StringRef> recomputedBy;
+  /// Bodies trimmed to the outputs still read, by "body:kept indices".
+  llvm::StringMap<func::FuncOp> trimmedBodies;
+  /// Per DAG, each node's position in its topological order (empty on a
+  /// cycle).
+  DenseMap<Operation *, DenseMap<Operation *, unsigned>> positions;
+
+  const DenseMap<Operation *, unsigned> &positionsIn(DAGOp dag) {
+    auto [it, inserted] = positions.try_emplace(dag);
+    if (inserted)
+      if (FailureOr<SmallVector<Operation *>> order = getTopologicalOrder(dag);
+          succeeded(order))
+        for (auto [i, node] : llvm::enumerate(*order))
+          it->second[node] = i;
+    return it->second;
+  }
+};
+
+Recomputer::Recomputer(ModuleOp module)
+    : state(std::make_unique<State>(module)) {}
+Recomputer::~Recomputer() = default;
+
 TaskOp
 mlir::piper::recomputeForward(TaskOp forward, ArrayRef<std::string> opKinds,
                               function_ref<InFlightDiagnostic()> emitError) {
+  return Recomputer(forward->getParentOfType<ModuleOp>())
+      .recompute(forward, opKinds, emitError);
+}
+
+TaskOp Recomputer::recompute(TaskOp forward, ArrayRef<std::string> opKinds,
+                             function_ref<InFlightDiagnostic()> emitError) {
   MLIRContext *ctx = forward.getContext();
   if (forward.getPass() != PassKind::F) {
     emitError() << "recompute acts on forward nodes (pass F), got '"
@@ -269,13 +301,12 @@ mlir::piper::recomputeForward(TaskOp forward, ArrayRef<std::string> opKinds,
       return {};
     }
   auto dag = forward->getParentOfType<DAGOp>();
-  for (auto task : dag.getBody().getOps<TaskOp>())
-    if (auto of = task->getAttrOfType<StringAttr>(kRecomputesAttrName);
-        of && of.getValue() == forward.getName()) {
-      emitError() << "node '" << forward.getName()
-                  << "' is already recomputed by '" << task.getName() << "'";
-      return {};
-    }
+  if (auto it = state->recomputedBy.find({dag, forward.getNameAttr()});
+      it != state->recomputedBy.end()) {
+    emitError() << "node '" << forward.getName()
+                << "' is already recomputed by '" << it->second << "'";
+    return {};
+  }
   auto body = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
       forward, forward.getCalleeAttr());
   if (!body || body.isExternal() || !body.getBody().hasOneBlock()) {
@@ -333,11 +364,14 @@ mlir::piper::recomputeForward(TaskOp forward, ArrayRef<std::string> opKinds,
         forward.getResult(std::distance(ret.getOperands().begin(), returned)));
   }
 
-  SymbolTable symbols(forward->getParentOfType<ModuleOp>());
+  SymbolTable &symbols = state->symbols;
   func::FuncOp rBody = getRecomputeBody(body, ret, slice, opKinds, symbols);
   SmallVector<Value> redirected = llvm::map_to_vector(
       slice.redirected, [&](unsigned i) { return forward.getResult(i); });
-  TaskOp first = firstConsumer(dag, redirected, isConsumer);
+  const DenseMap<Operation *, unsigned> &position = state->positionsIn(dag);
+  TaskOp first;
+  if (!position.empty())
+    first = firstConsumer(position, redirected, isConsumer);
   if (!first) {
     emitError() << "the DAG's data and temporal edges form a cycle";
     return {};
@@ -361,6 +395,7 @@ mlir::piper::recomputeForward(TaskOp forward, ArrayRef<std::string> opKinds,
       PassKindAttr::get(ctx, PassKind::B), first.getAfterAttr(),
       forward.getDevicesAttr());
   recompute->setAttr(kRecomputesAttrName, forward.getNameAttr());
+  state->recomputedBy[{dag, forward.getNameAttr()}] = recompute.getName();
   for (auto [j, value] : llvm::enumerate(redirected))
     value.replaceUsesWithIf(recompute.getResult(j), [&](OpOperand &use) {
       return isConsumer(use.getOwner());
@@ -369,7 +404,7 @@ mlir::piper::recomputeForward(TaskOp forward, ArrayRef<std::string> opKinds,
                                first.getAfter().end());
   after.push_back(recompute.getNameAttr());
   first.setAfterAttr(b.getArrayAttr(after));
-  dropUnusedOutputs(forward, body, symbols);
+  dropUnusedOutputs(forward, body, symbols, state->trimmedBodies);
   return recompute;
 }
 
@@ -381,10 +416,11 @@ FailureOr<unsigned> mlir::piper::applyRecompute(ModuleOp module,
   if (failed(matcher))
     return failure();
   unsigned made = 0;
+  Recomputer recomputer(module);
   for (TaskOp task : matcher->collectNodes(module)) {
     if (task.getPass() != PassKind::F)
       continue;
-    if (!recomputeForward(task, opKinds, [&] { return task.emitError(); }))
+    if (!recomputer.recompute(task, opKinds, [&] { return task.emitError(); }))
       return failure();
     ++made;
   }

@@ -20,6 +20,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <memory>
+
 namespace mlir::piper {
 
 /// The attribute an `R` node carries: the name of the forward node whose
@@ -54,6 +56,25 @@ inline bool isRecomputeTask(TaskOp task) {
 /// forward task or is already recomputed, or an op kind is unknown.
 TaskOp recomputeForward(TaskOp forward, ArrayRef<std::string> opKinds,
                         function_ref<InFlightDiagnostic()> emitError);
+
+/// Recomputes many forwards of one module: what every recomputation would
+/// otherwise derive again from the whole DAG (its topological order, the
+/// forwards already recomputed, the module's symbol table) is derived once.
+/// Recomputing only adds nodes right before a consumer and never changes
+/// the order of the nodes there were, so one order serves every call
+/// (deepseek_v3 with a forward per stage and microbatch: 1,024 of them).
+class Recomputer {
+public:
+  explicit Recomputer(ModuleOp module);
+  ~Recomputer();
+  /// `recomputeForward` of a forward of this module.
+  TaskOp recompute(TaskOp forward, ArrayRef<std::string> opKinds,
+                   function_ref<InFlightDiagnostic()> emitError);
+
+private:
+  struct State;
+  std::unique_ptr<State> state;
+};
 
 /// In-process entry for strategy search: applies `recomputeForward` to every
 /// forward (`F`) node of every DAG in `module` that `filter` (a tag filter,
