@@ -79,6 +79,24 @@ bool piper::sim::parseTraceEvents(const std::string &text,
     e.category = event->getString("cat").value_or("").str();
     e.start = *ts;
     e.duration = *dur;
+    if (const json::Object *args = event->getObject("args")) {
+      std::optional<double> elements = args->getNumber("elements");
+      std::optional<llvm::StringRef> dtype = args->getString("dtype");
+      if (elements && *elements >= 0 && dtype)
+        e.bytes = *elements * (*dtype == "f32" ? 4 : 8);
+      if (std::optional<llvm::StringRef> comm = args->getString("comm")) {
+        size_t of = comm->find(" of ");
+        while (of != llvm::StringRef::npos) {
+          llvm::StringRef rest = comm->drop_front(of + 4);
+          unsigned n = 0;
+          if (!rest.consumeInteger(10, n) && rest.starts_with(":")) {
+            e.members = int(n);
+            break;
+          }
+          of = comm->find(" of ", of + 4);
+        }
+      }
+    }
     events.push_back(std::move(e));
   }
   return true;
@@ -292,6 +310,43 @@ bool piper::sim::fitLink(const std::vector<std::pair<double, double>> &points,
   link.bandwidth = 1 / slope;
   link.latency = std::max(0.0, (sy - slope * sx) / n);
   return true;
+}
+
+std::map<std::string, LinkFit>
+piper::sim::fitCollectives(const std::vector<TraceEvent> &events) {
+  // kind -> members -> bytes -> (sum of seconds, spans).
+  std::map<std::string, std::map<int, std::map<double, std::pair<double, int>>>>
+      spans;
+  for (const TraceEvent &e : events) {
+    if (e.category != "comm" || e.members < 2 || e.bytes <= 0 ||
+        (e.name != "all_reduce" && e.name != "reduce_scatter" &&
+         e.name != "all_gather"))
+      continue;
+    std::pair<double, int> &sum = spans[e.name][e.members][e.bytes];
+    sum.first += e.duration * 1e-6;
+    ++sum.second;
+  }
+  std::map<std::string, LinkFit> links;
+  for (const auto &[kind, byMembers] : spans) {
+    // The most common member count (a calibration run has one).
+    auto most = std::max_element(byMembers.begin(), byMembers.end(),
+                                 [](const auto &a, const auto &b) {
+                                   return a.second.size() < b.second.size();
+                                 });
+    double n = most->first;
+    // The ring: all_reduce 2(n-1) latencies + 2(n-1)/n bytes / bandwidth;
+    // reduce_scatter and all_gather half that.
+    double steps = kind == "all_reduce" ? 2 * (n - 1) : n - 1;
+    std::vector<std::pair<double, double>> points;
+    for (const auto &[bytes, sum] : most->second)
+      points.push_back({steps / n * bytes, sum.first / sum.second});
+    LinkFit link;
+    if (!fitLink(points, link))
+      continue;
+    link.latency /= steps;
+    links[kind] = link;
+  }
+  return links;
 }
 
 bool piper::sim::parsePingPong(const std::string &text,

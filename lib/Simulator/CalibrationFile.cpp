@@ -183,13 +183,16 @@ bool parseSection(Calibration &cal, const std::string &name,
                   const json::Object &section, std::string &error) {
   for (const auto &[innerKey, innerValue] : section) {
     std::string inner = innerKey.str(), at = name + "." + inner;
-    if (name == "kernels" || name == "links") {
+    if (name == "kernels" || name == "links" || name == "collectives") {
       const json::Object *entry = objectAt(innerValue, at, error);
       if (!entry)
         return false;
       bool ok = name == "kernels"
                     ? parseKernel(*entry, at, cal.kernels[inner], error)
-                    : parseLink(*entry, at, cal.links[inner], error);
+                    : parseLink(*entry, at,
+                                name == "links" ? cal.links[inner]
+                                                : cal.collectives[inner],
+                                error);
       if (!ok)
         return false;
       continue;
@@ -229,10 +232,10 @@ std::optional<Calibration> piper::sim::parseCalibration(const std::string &text,
   for (const auto &[key, value] : *root) {
     std::string name = key.str();
     if (name != "parameters" && name != "launches_us" && name != "comms_us" &&
-        name != "kernels" && name != "links") {
+        name != "kernels" && name != "links" && name != "collectives") {
       error = "unknown key '" + name +
-              "'; expected parameters, kernels, links, launches_us or "
-              "comms_us";
+              "'; expected parameters, kernels, links, collectives, "
+              "launches_us or comms_us";
       return std::nullopt;
     }
     const json::Object *section = objectAt(value, name, error);
@@ -243,7 +246,7 @@ std::optional<Calibration> piper::sim::parseCalibration(const std::string &text,
 }
 
 std::string piper::sim::renderCalibration(const Calibration &cal) {
-  json::Object root, parameters, kernels, links, launches, comms;
+  json::Object root, parameters, kernels, links, collectives, launches, comms;
   auto us = [](double seconds) { return seconds * 1e6; };
   if (cal.computeEfficiency)
     parameters["compute_efficiency"] = *cal.computeEfficiency;
@@ -262,6 +265,9 @@ std::string piper::sim::renderCalibration(const Calibration &cal) {
   for (const auto &[axis, link] : cal.links)
     links[axis] = json::Object{{"latency_us", us(link.latency)},
                                {"bandwidth_gbs", link.bandwidth / 1e9}};
+  for (const auto &[kind, link] : cal.collectives)
+    collectives[kind] = json::Object{{"latency_us", us(link.latency)},
+                                     {"bandwidth_gbs", link.bandwidth / 1e9}};
   for (const auto &[name, seconds] : cal.launches)
     launches[name] = us(seconds);
   for (const auto &[name, seconds] : cal.comms)
@@ -273,6 +279,7 @@ std::string piper::sim::renderCalibration(const Calibration &cal) {
   add("parameters", parameters);
   add("kernels", kernels);
   add("links", links);
+  add("collectives", collectives);
   add("launches_us", launches);
   add("comms_us", comms);
   std::string text;

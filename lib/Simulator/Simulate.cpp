@@ -111,11 +111,23 @@ public:
   }
 
 private:
-  std::vector<sim::AxisLink> axisLinks(ArrayAttr axes) {
+  /// The links of a collective of `kind` over `axes`: the mesh's (or the
+  /// calibrated axes'), unless the calibration measured that kind itself.
+  std::vector<sim::AxisLink> axisLinks(ArrayAttr axes, StringRef kind) {
+    const sim::LinkFit *measured = nullptr;
+    if (options.calibration)
+      if (auto it = options.calibration->collectives.find(kind.str());
+          it != options.calibration->collectives.end())
+        measured = &it->second;
     std::vector<sim::AxisLink> out;
     for (auto name : axes.getAsRange<StringAttr>()) {
       MeshAxisAttr attr = mesh.getAxis(name);
-      out.push_back({name.str(), attr ? attr.getSize() : 1, linkOf(name)});
+      sim::LinkSpec link = linkOf(name);
+      if (measured) {
+        link.latency = measured->latency;
+        link.bandwidth = measured->bandwidth;
+      }
+      out.push_back({name.str(), attr ? attr.getSize() : 1, link});
     }
     return out;
   }
@@ -229,7 +241,7 @@ void ProblemBuilder::bodySegments(func::FuncOp body,
       StringRef kind = stringifyCollectiveKind(collective.getKind());
       sim::CommTime t =
           sim::collectiveTime(kind.str(), tensorBytes(collective.getType()),
-                              axisLinks(collective.getAxes()));
+                              axisLinks(collective.getAxes(), kind));
       segments.push_back(commSegment(t, collective.getName(), kind));
       return;
     }
@@ -462,7 +474,7 @@ ProblemBuilder::build(function_ref<InFlightDiagnostic()> emitError) {
         if (!options.unitCosts) {
           sim::CommTime t =
               sim::collectiveTime(kind.str(), tensorBytes(comm.getType()),
-                                  axisLinks(comm.getAxes()));
+                                  axisLinks(comm.getAxes(), kind));
           std::optional<int64_t> bucket = comm.getBucket();
           if (bucket) {
             auto previous = lastBucket.find(streamName);

@@ -184,6 +184,10 @@ int run(MLIRContext &context) {
     cal.links["*"] = link;
   }
 
+  // The collectives as the runtime ran them (the ping-pong's link times one
+  // message; an all-reduce also reduces, copies and waits for each fragment).
+  cal.collectives = sim::fitCollectives(events);
+
   auto out = openOutputFile(outputName, &error);
   if (!out)
     return fail(error);
@@ -206,6 +210,10 @@ int run(MLIRContext &context) {
   for (const auto &[axis, link] : cal.links)
     llvm::outs() << llvm::formatv(
         "  link {0}: {1:F2} us + bytes / {2:F2} GB/s\n", axis,
+        link.latency * 1e6, link.bandwidth / 1e9);
+  for (const auto &[kind, link] : cal.collectives)
+    llvm::outs() << llvm::formatv(
+        "  {0} (ring link): {1:F2} us + bytes / {2:F2} GB/s\n", kind,
         link.latency * 1e6, link.bandwidth / 1e9);
   return 0;
 }

@@ -122,6 +122,10 @@ struct Calibration {
   std::map<std::string, double> launches, comms; ///< Seconds.
   std::map<std::string, KernelRate> kernels;
   std::map<std::string, LinkFit> links;
+  /// Per collective kind (all_reduce, reduce_scatter, all_gather): the link
+  /// that, in the ring model, gives the times measured for that kind; it
+  /// replaces every axis' link for it.
+  std::map<std::string, LinkFit> collectives;
   void applyTo(CostParameters &params) const;
   /// The rate of `kind`, else of `*`, else null.
   const KernelRate *kernelRate(const std::string &kind) const;

@@ -185,6 +185,55 @@ TEST(Calibrate, RecoversKnownRatesFromSyntheticTrace) {
   EXPECT_NEAR(fitLaunchOverhead(pairing, RunStatistic::Median), 21.5e-6, 1e-9);
 }
 
+TEST(Calibrate, FitsCollectivesFromTheirMeanSpans) {
+  // Two-member all-reduces as piper-run traces them: in the ring model a
+  // link of 1 us + bytes / 2 GB/s gives 2 us + bytes / 2 GB/s (2(n-1) = 2
+  // latencies, 2(n-1)/n = 1 times the bytes) on average over the spans of
+  // each size. A span without a member count, and a send, are not
+  // collectives.
+  // clang-format off
+  std::string text = R"json({"traceEvents": [
+    {"ph": "X", "name": "all_reduce", "cat": "comm", "pid": 0, "ts": 0,
+     "dur": 2.0, "args": {"elements": 256, "dtype": "f32",
+     "comm": "communicator {dp} of stream 'g' (rank 0 of 2: world ranks 0, 1)"}},
+    {"ph": "X", "name": "all_reduce", "cat": "comm", "pid": 0, "ts": 9,
+     "dur": 3.024, "args": {"elements": 256, "dtype": "f32",
+     "comm": "communicator {dp} of stream 'g' (rank 0 of 2: world ranks 0, 1)"}},
+    {"ph": "X", "name": "all_reduce", "cat": "comm", "pid": 1, "ts": 0,
+     "dur": 500, "args": {"elements": 131072, "dtype": "f64",
+     "comm": "communicator {dp} of stream 'g' (rank 1 of 2: world ranks 0, 1)"}},
+    {"ph": "X", "name": "all_reduce", "cat": "comm", "pid": 1, "ts": 900,
+     "dur": 552.576, "args": {"elements": 131072, "dtype": "f64",
+     "comm": "communicator {dp} of stream 'g' (rank 1 of 2: world ranks 0, 1)"}},
+    {"ph": "X", "name": "all_gather", "cat": "comm", "pid": 0, "ts": 0,
+     "dur": 7, "args": {"elements": 8, "dtype": "f32"}},
+    {"ph": "X", "name": "send", "cat": "comm", "pid": 0, "ts": 0, "dur": 7,
+     "args": {"elements": 8, "dtype": "f32", "peer": 1, "tag": 0}}]})json";
+  // clang-format on
+  std::vector<TraceEvent> events;
+  std::string error;
+  ASSERT_TRUE(parseTraceEvents(text, events, error)) << error;
+  EXPECT_EQ(events[0].bytes, 1024);
+  EXPECT_EQ(events[0].members, 2);
+  EXPECT_EQ(events[2].bytes, 1048576);
+  EXPECT_EQ(events[4].members, 0);
+  std::map<std::string, LinkFit> links = fitCollectives(events);
+  ASSERT_EQ(links.size(), 1u);
+  EXPECT_NEAR(links.at("all_reduce").latency, 1e-6, 1e-9);
+  EXPECT_NEAR(links.at("all_reduce").bandwidth, 2e9, 2e9 * 1e-6);
+
+  // A calibration file carries them, and a round trip keeps them.
+  Calibration cal;
+  cal.collectives = links;
+  auto back = parseCalibration(renderCalibration(cal), error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_NEAR(back->collectives.at("all_reduce").bandwidth, 2e9, 1);
+  EXPECT_FALSE(parseCalibration(
+      R"({"collectives": {"all_reduce": {"latency_us": 1}}})", error));
+  EXPECT_EQ(error,
+            "'collectives.all_reduce' needs latency_us and bandwidth_gbs");
+}
+
 TEST(Calibrate, FitsLinkAndRejectsBadInput) {
   std::vector<std::pair<double, double>> points;
   std::string error;

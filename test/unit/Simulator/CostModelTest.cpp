@@ -80,7 +80,7 @@ TEST(Calibration, ParsesAndReportsErrors) {
   EXPECT_FALSE(parseCalibration(R"({"launches": {}})", error));
   EXPECT_EQ(error,
             "unknown key 'launches'; expected parameters, kernels, links, "
-            "launches_us or comms_us");
+            "collectives, launches_us or comms_us");
   EXPECT_FALSE(parseCalibration(R"({"comms_us": {"send": "fast"}})", error));
   EXPECT_EQ(error, "'comms_us.send' must be a number");
   EXPECT_FALSE(
