@@ -108,6 +108,8 @@ struct LinkFit {
 ///     "kernels": {"matmul": {"flops_per_s": 2.5e10, "overhead_us": 3},
 ///                 "softmax": {"bytes_per_s": 4e9}, "*": {...}},
 ///     "links": {"*": {"latency_us": 2, "bandwidth_gbs": 6}, "pp": {...}},
+///     "collectives": {"all_reduce": {"latency_us": 200,
+///                                    "bandwidth_gbs": 1.1}},
 ///     "launches_us": {"F{PP=0,MB=0}": 1250, "@step.BW.PP1": 900},
 ///     "comms_us": {"all_reduce": 300, "F{PP=0,MB=0}#0->{pp=1}": 40}
 ///   }
@@ -115,7 +117,8 @@ struct LinkFit {
 /// A launch is looked up by task name, then by body (`@callee`); a send or
 /// collective by name, then by kind (`send`, `all_reduce`, ...); an op by
 /// its kernel kind (piper/Analysis/KernelKind.h), then `*`; a mesh axis's
-/// link by the axis name, then `*`.
+/// link by the axis name, then `*`; a collective kind's link replaces every
+/// axis' link for collectives of that kind.
 struct Calibration {
   std::optional<double> computeEfficiency, memoryEfficiency, kernelOverhead,
       interference, launchOverhead;
