@@ -57,8 +57,8 @@
 // ABI: _mlir_memref_to_llvm_alloc
 // ABI: piper_comm_all_reduce_f64
 // ABI: piper_comm_iall_gather_f64
+// ABI: piper_comm_irecv_f64
 // ABI: piper_comm_ireduce_scatter_f64
-// ABI: piper_comm_recv_f64
 // ABI: piper_comm_send_f64
 // ABI: piper_comm_shard_f64
 // ABI: piper_comm_sync_all
