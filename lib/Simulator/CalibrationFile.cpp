@@ -183,6 +183,14 @@ bool parseSection(Calibration &cal, const std::string &name,
                   const json::Object &section, std::string &error) {
   for (const auto &[innerKey, innerValue] : section) {
     std::string inner = innerKey.str(), at = name + "." + inner;
+    if (name == "collectives" && inner != "all_reduce" &&
+        inner != "reduce_scatter" && inner != "all_gather" &&
+        inner != "all_to_all") {
+      error = "unknown collective '" + at +
+              "'; expected all_reduce, reduce_scatter, all_gather or "
+              "all_to_all";
+      return false;
+    }
     if (name == "kernels" || name == "links" || name == "collectives") {
       const json::Object *entry = objectAt(innerValue, at, error);
       if (!entry)

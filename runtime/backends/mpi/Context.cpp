@@ -14,13 +14,14 @@
 
 #include "Internal.h"
 
+#include "../../lib/Cores.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <sched.h>
-#include <unistd.h>
+#include <string>
 
 using namespace piper::rt;
 
@@ -42,24 +43,20 @@ bool progressThreadWanted() {
 /// large message moves in fragments, each needing a test on both sides) but
 /// takes a core: right when every rank of the node has a core of its own,
 /// wrong when ranks share cores (8 ranks on 2), where a spinning rank holds
-/// back the peer it waits for. PIPER_RT_WAIT=spin or sleep overrides;
-/// `local` is the number of ranks on this node.
-bool spinWhileWaiting(int local) {
-  if (const char *text = std::getenv("PIPER_RT_WAIT")) {
+/// back the peer it waits for. PIPER_RT_WAIT=spin or sleep overrides; any
+/// other value is reported in `error` and ignored. `local` is the number
+/// of ranks on this node.
+bool spinWhileWaiting(int local, std::string &error) {
+  if (const char *text = std::getenv("PIPER_RT_WAIT"); text && *text) {
     if (std::strcmp(text, "spin") == 0)
       return true;
     if (std::strcmp(text, "sleep") == 0)
       return false;
+    error = std::string("piper-rt: PIPER_RT_WAIT='") + text +
+            "' is neither spin nor sleep; deciding from the cores";
   }
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  long mine = sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask)
-                                                             : online;
-  // A rank bound to fewer cores than the machine has them to itself.
-  if (online > 0 && mine > 0 && mine < online)
-    return true;
-  return online > 0 && local <= online;
+  Cores cores = processCores();
+  return cores.bound() || local <= cores.online;
 }
 
 } // namespace
@@ -126,7 +123,10 @@ piper_rt_status piper_rt_init(int *argc, char ***argv,
     MPI_Comm_size(node, &local);
     MPI_Comm_free(&node);
   }
-  ctx->spinWhileWaiting = spinWhileWaiting(local);
+  std::string waitError;
+  ctx->spinWhileWaiting = spinWhileWaiting(local, waitError);
+  if (!waitError.empty() && ctx->rank == 0)
+    std::fprintf(stderr, "%s\n", waitError.c_str());
 
   piper_rt_status saved = piper_rt_last_status();
   ctx->timeoutSeconds = piper_rt_comm_timeout_seconds();

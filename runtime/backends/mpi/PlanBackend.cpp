@@ -265,7 +265,8 @@ bool MPIBackend::move(void *data, size_t count, piper_rt_dtype dtype, int from,
 /// finishers, so the outputs of its nonblocking collectives are final.
 void MPIBackend::finishStream(piper_rt_stream stream) {
   if (piper_rt_stream_synchronize(stream) != PIPER_RT_OK)
-    errors.set(std::string("collective: ") + piper_rt_last_error());
+    errors.set(std::string(stream == recvStream ? "recv: " : "collective: ") +
+               piper_rt_last_error());
   std::deque<Finisher> rest;
   for (Finisher &f : finishers) {
     if (f.stream == stream)

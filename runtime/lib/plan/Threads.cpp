@@ -25,12 +25,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Cores.h"
 #include "piper-rt/plan_abi.h"
 
 #include <cstdlib>
 #include <initializer_list>
-#include <sched.h>
-#include <unistd.h>
 
 namespace {
 
@@ -49,15 +48,9 @@ int positiveEnv(const char *name) {
 extern "C" int piper_plan_default_threads(void) {
   if (int fromEnv = positiveEnv("OMP_NUM_THREADS"))
     return fromEnv;
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  int mine = sched_getaffinity(0, sizeof(mask), &mask) == 0
-                 ? CPU_COUNT(&mask)
-                 : int(online > 0 ? online : 1);
-  if (mine < 1)
-    mine = 1;
-  if (online > 0 && mine < online)
+  piper::rt::Cores cores = piper::rt::processCores();
+  int mine = cores.mine;
+  if (cores.bound())
     return mine;
   int local = 0;
   for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",

@@ -232,6 +232,11 @@ TEST(Calibrate, FitsCollectivesFromTheirMeanSpans) {
       R"({"collectives": {"all_reduce": {"latency_us": 1}}})", error));
   EXPECT_EQ(error,
             "'collectives.all_reduce' needs latency_us and bandwidth_gbs");
+  EXPECT_FALSE(parseCalibration(
+      R"({"collectives": {"allreduce": {"latency_us": 1, "bandwidth_gbs": 1}}})",
+      error));
+  EXPECT_EQ(error, "unknown collective 'collectives.allreduce'; expected "
+                   "all_reduce, reduce_scatter, all_gather or all_to_all");
 }
 
 TEST(Calibrate, FitsLinkAndRejectsBadInput) {

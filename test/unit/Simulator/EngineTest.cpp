@@ -56,6 +56,14 @@ Instr event(Instr::Kind kind, long e) {
   return i;
 }
 
+/// Makes `a` (at `aAt` on stream `aStream`) and `b` an overlapped pair.
+void pair(Instr &a, int aStream, int aAt, Instr &b, int bStream, int bAt) {
+  a.partnerStream = bStream;
+  a.partnerInstr = bAt;
+  b.partnerStream = aStream;
+  b.partnerInstr = aAt;
+}
+
 double endOf(const Trace &t, const std::string &name) {
   for (const Span &s : t.spans)
     if (!s.isSegment && s.name == name)
@@ -95,10 +103,7 @@ TEST(Engine, SendWaitsForItsReceive) {
 TEST(Engine, OverlappedPairStartsTogetherAndSharesTheDevice) {
   Problem p;
   Instr f = compute("F", 1), b = compute("BI", 1);
-  f.partnerStream = 1;
-  f.partnerInstr = 1;
-  b.partnerStream = 0;
-  b.partnerInstr = 0;
+  pair(f, 0, 0, b, 1, 1);
   p.programs.push_back(
       {"a", {{"overlap", {f}}, {"compute", {compute("W0", 2), b}}}});
   Trace t = simulate(p);
@@ -114,10 +119,7 @@ TEST(Engine, APairWhosePartnerCannotStartFirstStartsAlone) {
   // W runs 1-3, F alone 3-4.
   Problem p;
   Instr f = compute("F", 1), b = compute("BI", 1);
-  f.partnerStream = 1;
-  f.partnerInstr = 0;
-  b.partnerStream = 0;
-  b.partnerInstr = 1;
+  pair(f, 0, 1, b, 1, 0);
   p.programs.push_back(
       {"a",
        {{"overlap", {event(Instr::Kind::Wait, 0), f}},
