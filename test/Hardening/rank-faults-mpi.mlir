@@ -50,16 +50,3 @@
 // KILL1: piper-run: rank 1: killed at step 3 (--kill-rank)
 // KILL1: {{mpiexec noticed that process rank 1 .*exited on signal 9|rank 2 of 4: rank 1 sent no heartbeat}}
 // KILL1: fault_bound: ended in {{[0-9.]+}} s after the fault (exit {{[1-9][0-9]*}})
-
-// A healthy run is not disturbed by the watchdog, at its shortest setting
-// and on a loaded machine: a silent predecessor on this machine that is
-// visibly running or sleeping (/proc) gets 4 times the silence before it is
-// called hung; a stopped one ('T') is called at once.
-// RUN: env PIPER_RT_LIVENESS=0.5 %mpiexec -np 4 piper-run %t/dp4.plan --steps=200 | FileCheck %s --check-prefix=HEALTHY
-// HEALTHY: step 200 loss
-
-// A timeout below 0.1 s aborted every healthy job at its first collective;
-// it now falls back to the default with one warning.
-// RUN: %mpiexec -x PIPER_RT_TIMEOUT=1e-9 -np 2 piper-run %t/pp2.plan --steps=2 2>&1 | FileCheck %s --check-prefix=TINY
-// TINY: piper-rt: invalid argument: PIPER_RT_TIMEOUT='1e-9' is outside 0.1 to 604800 seconds; using the default of 300 s
-// TINY: step 2 loss

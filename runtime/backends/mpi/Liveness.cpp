@@ -41,6 +41,7 @@
 
 #include "Internal.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -66,6 +67,9 @@ struct Liveness {
   MPI_Request send = MPI_REQUEST_NULL;
   int outgoing = 1;
   double lastHeard = 0, lastSent = -1;
+  /// When this rank last polled: a long gap since means this rank did not
+  /// run either (see pollLiveness).
+  double lastPolled = 0;
   bool previousDone = false, active = false;
   /// The predecessor's process id when it shares this rank's machine and
   /// PID namespace, else 0.
@@ -80,6 +84,9 @@ constexpr int kTag = 7, kIdentityTag = 8;
 /// How many times the silence a predecessor that is visibly alive (on this
 /// machine, running or sleeping) may stay silent before it is called hung.
 constexpr double kLiveGrace = 4;
+/// The progress thread polls at least every 0.1 s; a longer gap than this
+/// between two polls means this rank's own process did not run.
+constexpr double kOwnStall = 0.25;
 
 /// Who this process is to a peer on the same machine: the kernel's boot id
 /// and PID namespace (two containers on one host may share a host name but
@@ -249,7 +256,7 @@ void piper::rt::startLiveness(piper_rt_context_impl &context) {
       std::strncmp(mine.where, theirs.where, sizeof(mine.where)) == 0)
     l->previousPid = theirs.pid;
   std::lock_guard<std::mutex> guard(context.mutex);
-  l->lastHeard = now(context);
+  l->lastHeard = l->lastPolled = now(context);
   postReceive(*l);
   l->active = true;
   context.liveness = l;
@@ -260,6 +267,14 @@ void piper::rt::pollLiveness(piper_rt_context_impl &context) {
   if (!l || !l->active)
     return;
   double t = now(context);
+  // This rank did not run for a while (the whole job stopped and went on,
+  // the machine's host descheduled it, the scheduler starved this thread):
+  // its predecessor most likely did not run either, and its silence over
+  // that gap says nothing about it. Without this, a job paused for longer
+  // than the silence aborted itself when it went on.
+  if (double gap = t - l->lastPolled; gap > kOwnStall)
+    l->lastHeard = std::min(t, l->lastHeard + gap);
+  l->lastPolled = t;
   int flag = 0;
   while (!l->previousDone && l->recv != MPI_REQUEST_NULL &&
          MPI_Test(&l->recv, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) {
