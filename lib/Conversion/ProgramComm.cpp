@@ -164,6 +164,15 @@ struct CommPattern : ProgramOpPattern<CommOp> {
       }
       if (collective == CollectiveKind::ReduceScatter)
         collective = CollectiveKind::AllReduce;
+      // One replica in all (a `replicate` over dp=1): the sum is the
+      // gradient and the scale 1/R is 1, so no call, no buffer and no copy
+      // (each cost a fresh buffer's page faults on the CPU: 12 ms of a
+      // 130 ms TP2 step). With R > 1 the call still scales by 1/R.
+      if (lowering.layout.batchReplicas == 1) {
+        lowering.reduced.insert(in);
+        lowering.replace(rewriter, comm, in);
+        return success();
+      }
     }
     std::string name = "piper_comm_i" +
                        stringifyCollectiveKind(collective).str() + "_" +

@@ -22,6 +22,14 @@
 // all-reduce on "dp_grad" (stream 1) is waited for before the update on
 // "compute" (stream 0).
 // RUN: piper-compile %t/dp.mlir --emit=kernels | FileCheck %s --check-prefix=DP
+//
+// A group of one device with one batch replica in all (a `replicate` over
+// dp = 1): the all-reduce is its operand, with no call, buffer or copy.
+// RUN: piper-compile %t/dp1.mlir --emit=kernels | FileCheck %s --check-prefix=DP1
+//
+// A group of one device (dp = 1) among two batch replicas (ep = 2): the
+// call stays, to scale the gradient by 1/2.
+// RUN: piper-compile %t/dp1ep2.mlir --emit=kernels | FileCheck %s --check-prefix=DP1EP2
 
 // SEND-LABEL: func.func @step.pp0(
 // SEND:         %[[ONE:.*]] = arith.constant 1 : i64
@@ -64,6 +72,19 @@
 // DP:         %[[S0:.*]] = arith.constant 0 : i64
 // DP:         call @piper_comm_wait(%[[E1W]], %[[S0]]) : (i64, i64) -> ()
 // DP:         call @upd(
+
+// DP1-LABEL: func.func @step.all(
+// DP1:         %[[G:.*]] = call @grad(%arg0, %arg1)
+// DP1-NOT:     piper_comm_iall_reduce
+// DP1:         call @upd(%arg0, %[[G]], %arg2)
+
+// DP1EP2-LABEL: func.func @step.all(
+// DP1EP2:         %[[G:.*]] = call @grad(%arg0, %arg2)
+// DP1EP2:         %[[H:.*]] = call @grad(%arg1, %arg2)
+// DP1EP2:         %[[HALF:.*]] = arith.constant 5.000000e-01 : f64
+// DP1EP2:         call @piper_comm_iall_reduce_f64(%{{.*}}, %{{.*}}, %{{.*}}, %[[HALF]])
+// DP1EP2:         %[[HALF2:.*]] = arith.constant 5.000000e-01 : f64
+// DP1EP2:         call @piper_comm_iall_reduce_f64(%{{.*}}, %{{.*}}, %{{.*}}, %[[HALF2]])
 
 //--- send.mlir
 piper.mesh @mesh axes = [dp = 2, pp = 2]
@@ -136,4 +157,76 @@ piper.program @step.all role {} of @mesh step @step streams ["compute", "dp_grad
   %u:2 = piper.launch "UPD" @upd(%w, %r, %m) on "compute" : (tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
   piper.output 0 %u#0 : tensor<3xf64>
   piper.output 1 %u#1 : tensor<3xf64>
+}
+
+//--- dp1.mlir
+piper.mesh @mesh axes = [dp = 1]
+func.func @step(%w: tensor<3xf64> {piper.param = #piper.param<"w", zeros, placement = #piper.placement<@mesh, [{}], replicated = {dp}>>},
+                %x: tensor<3xf64>,
+                %m: tensor<3xf64> {piper.state = #piper.state<"w", "momentum_buffer">})
+    -> (tensor<3xf64> {piper.updated = "w"}, tensor<3xf64> {piper.state = #piper.state<"w", "momentum_buffer">}) {
+  return %w, %m : tensor<3xf64>, tensor<3xf64>
+}
+func.func private @grad(%w: tensor<3xf64>, %x: tensor<3xf64>) -> tensor<3xf64> {
+  %g = piper.mul %w, %x : tensor<3xf64>
+  return %g : tensor<3xf64>
+}
+func.func private @upd(%w: tensor<3xf64>, %g: tensor<3xf64>, %m: tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>) {
+  %p, %b = piper.sgd_update %w, %g, %m {lr = 1.0e-01 : f64, momentum = 9.0e-01 : f64} : tensor<3xf64>
+  return %p, %b : tensor<3xf64>, tensor<3xf64>
+}
+piper.program @step.all role {} of @mesh step @step streams ["compute", "dp_grad"] {
+  %w = piper.input 0 : tensor<3xf64>
+  %x = piper.input 1 : tensor<3xf64>
+  %m = piper.input 2 : tensor<3xf64>
+  %g = piper.launch "BW" @grad(%w, %x) on "compute" : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  piper.record 0 on "compute"
+  piper.wait 0 on "dp_grad"
+  %r = piper.comm "ar" all_reduce %g over ["dp"] on "dp_grad" : tensor<3xf64>
+  piper.record 1 on "dp_grad"
+  piper.wait 1 on "compute"
+  %u:2 = piper.launch "UPD" @upd(%w, %r, %m) on "compute" : (tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
+  piper.output 0 %u#0 : tensor<3xf64>
+  piper.output 1 %u#1 : tensor<3xf64>
+}
+
+//--- dp1ep2.mlir
+piper.mesh @mesh axes = [dp = 1, ep = 2]
+func.func @step(%w: tensor<3xf64> {piper.param = #piper.param<"w", zeros, placement = #piper.placement<@mesh, [{}], replicated = {dp, ep}>>},
+                %e: tensor<3xf64> {piper.param = #piper.param<"e", zeros, placement = #piper.placement<@mesh, [{}], replicated = {dp}>>},
+                %x: tensor<3xf64>,
+                %m: tensor<3xf64> {piper.state = #piper.state<"w", "momentum_buffer">},
+                %n: tensor<3xf64> {piper.state = #piper.state<"e", "momentum_buffer">})
+    -> (tensor<3xf64> {piper.updated = "w"}, tensor<3xf64> {piper.state = #piper.state<"w", "momentum_buffer">},
+        tensor<3xf64> {piper.updated = "e"}, tensor<3xf64> {piper.state = #piper.state<"e", "momentum_buffer">}) {
+  return %w, %m, %e, %n : tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>
+}
+func.func private @grad(%w: tensor<3xf64>, %x: tensor<3xf64>) -> tensor<3xf64> {
+  %g = piper.mul %w, %x : tensor<3xf64>
+  return %g : tensor<3xf64>
+}
+func.func private @upd(%w: tensor<3xf64>, %g: tensor<3xf64>, %m: tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>) {
+  %p, %b = piper.sgd_update %w, %g, %m {lr = 1.0e-01 : f64, momentum = 9.0e-01 : f64} : tensor<3xf64>
+  return %p, %b : tensor<3xf64>, tensor<3xf64>
+}
+piper.program @step.all role {} of @mesh step @step streams ["compute", "dp_grad"] {
+  %w = piper.input 0 : tensor<3xf64>
+  %e = piper.input 1 : tensor<3xf64>
+  %x = piper.input 2 : tensor<3xf64>
+  %m = piper.input 3 : tensor<3xf64>
+  %n = piper.input 4 : tensor<3xf64>
+  %g = piper.launch "BW" @grad(%w, %x) on "compute" : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %h = piper.launch "BWE" @grad(%e, %x) on "compute" : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  piper.record 0 on "compute"
+  piper.wait 0 on "dp_grad"
+  %r = piper.comm "ar" all_reduce %g over ["dp", "ep"] on "dp_grad" : tensor<3xf64>
+  %s = piper.comm "ar_expert" all_reduce %h over ["dp"] on "dp_grad" : tensor<3xf64>
+  piper.record 1 on "dp_grad"
+  piper.wait 1 on "compute"
+  %u:2 = piper.launch "UPD" @upd(%w, %r, %m) on "compute" : (tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
+  %v:2 = piper.launch "UPDE" @upd(%e, %s, %n) on "compute" : (tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<3xf64>, tensor<3xf64>)
+  piper.output 0 %u#0 : tensor<3xf64>
+  piper.output 1 %u#1 : tensor<3xf64>
+  piper.output 2 %v#0 : tensor<3xf64>
+  piper.output 3 %v#1 : tensor<3xf64>
 }
