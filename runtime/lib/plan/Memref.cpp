@@ -49,16 +49,36 @@ int64_t piper_memref_numel(const piper_memref_view *view) {
 void piper_memref_gather(const piper_memref_view *view, size_t element_size,
                          void *out) {
   int64_t n = piper_memref_numel(view);
+  if (n == 0)
+    return;
+  const auto es = static_cast<int64_t>(element_size);
+  const char *base = view->aligned + view->offset * es;
   char *to = static_cast<char *>(out);
-  std::vector<int64_t> index(view->rank, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t at = view->offset;
-    for (int64_t d = 0; d < view->rank; ++d)
+  // The innermost dimensions laid out densely (row-major, or of size 1,
+  // whose stride says nothing) form one run, copied with one memcpy: a
+  // whole contiguous tensor is a single copy. Element by element, a 512
+  // KiB gradient took 0.7 ms (5 ns an element) before every collective
+  // and send.
+  int64_t run = 1, outer = view->rank;
+  while (outer > 0) {
+    int64_t size = view->sizes[outer - 1];
+    if (size != 1 && view->strides[outer - 1] != run)
+      break;
+    run *= size;
+    --outer;
+  }
+  if (outer == 0) {
+    std::memcpy(to, base, static_cast<size_t>(n * es));
+    return;
+  }
+  std::vector<int64_t> index(outer, 0);
+  for (int64_t i = 0, runs = n / run; i < runs; ++i) {
+    int64_t at = 0;
+    for (int64_t d = 0; d < outer; ++d)
       at += index[d] * view->strides[d];
-    std::memcpy(to + i * element_size,
-                view->aligned + at * static_cast<int64_t>(element_size),
-                element_size);
-    for (int64_t d = view->rank - 1; d >= 0; --d) {
+    std::memcpy(to + i * run * es, base + at * es,
+                static_cast<size_t>(run * es));
+    for (int64_t d = outer - 1; d >= 0; --d) {
       if (++index[d] < view->sizes[d])
         break;
       index[d] = 0;
