@@ -26,8 +26,10 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <chrono>
 #include <limits>
 #include <map>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::piper;
@@ -57,6 +59,24 @@ Evaluator::Evaluator(MLIRContext &context, const SearchOptions &options)
     : impl(std::make_unique<Impl>(context, options)) {}
 
 Evaluator::~Evaluator() = default;
+
+namespace {
+/// Adds the wall time of its scope to `seconds`.
+class PhaseTimer {
+public:
+  explicit PhaseTimer(double &seconds)
+      : seconds(seconds), start(std::chrono::steady_clock::now()) {}
+  ~PhaseTimer() {
+    seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+  }
+
+private:
+  double &seconds;
+  std::chrono::steady_clock::time_point start;
+};
+} // namespace
 
 /// The training DAG's key: what genOptionsFor reads but the axis order,
 /// which only sets the link classes (setMeshLinks, on each copy): the two
@@ -146,6 +166,7 @@ void Evaluator::evaluate(Evaluation &e, bool simulate) {
   }
   OwningOpRef<ModuleOp> &prefix = impl->prefixes[modelKey(c)];
   if (!prefix) {
+    PhaseTimer timer(phaseSeconds.trainingDAGs);
     std::string error;
     OwningOpRef<ModuleOp> model = buildModel(c, error);
     if (!model)
@@ -161,6 +182,8 @@ void Evaluator::evaluate(Evaluation &e, bool simulate) {
   // The directives, as piper-compile translates them, applied in-process
   // by the transform interpreter (the preload pass would keep every
   // candidate's script in the context).
+  std::optional<PhaseTimer> directivesTimer(std::in_place,
+                                            phaseSeconds.directives);
   std::string json = renderDirectives(buildDirectives(c, impl->options));
   llvm::Expected<std::string> script =
       translateJSONDirectives(json, "search.json");
@@ -196,7 +219,9 @@ void Evaluator::evaluate(Evaluation &e, bool simulate) {
   if (failed(runCaught(pm, *module, error)))
     return reject(Verdict::Invalid, error);
 
+  directivesTimer.reset();
   // The memory plan first: what does not fit is never simulated.
+  std::optional<PhaseTimer> planTimer(std::in_place, phaseSeconds.memoryPlans);
   DAGOp dag;
   module->walk([&](DAGOp op) {
     dag = op;
@@ -222,6 +247,7 @@ void Evaluator::evaluate(Evaluation &e, bool simulate) {
           std::max(e.activationMicrobatches, plan.maxActivationMicrobatches);
     }
   }
+  planTimer.reset();
   if (e.peakBytes > impl->options.memoryBudget)
     return reject(Verdict::Memory,
                   "peak " + std::to_string(e.peakBytes) + " B > budget " +
@@ -244,9 +270,11 @@ void Evaluator::evaluate(Evaluation &e, bool simulate) {
 }
 
 void Evaluator::simulateBuilt(Evaluation &e, ModuleOp module) {
+  PhaseTimer timer(phaseSeconds.simulation);
   std::string error;
   SimulateOptions simulateOptions;
   simulateOptions.device = impl->options.cluster.device;
+  simulateOptions.planMemory = false; // evaluate() planned it already
   FailureOr<SimulationReport> report;
   {
     ScopedDiagnosticHandler handler(&impl->context, [&](Diagnostic &d) {
@@ -285,6 +313,7 @@ int64_t Evaluator::layerActivationBytes(const Candidate &c) {
   one.ep = c.ep;
   one.microbatchSize = c.microbatchSize;
   int64_t saved[2] = {0, 0};
+  PhaseTimer timer(phaseSeconds.layerModels);
   for (int64_t layers : {1, 2}) {
     SearchOptions small = options;
     small.config.layers = layers;

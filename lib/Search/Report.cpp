@@ -35,7 +35,14 @@ std::string search::renderTable(const SearchResult &result,
      << result.prefixBuilds << ", structures scored " << result.structuresScored
      << " (refined " << std::min(result.structuresScored, options.refine)
      << "), layer models built " << result.calibrationBuilds << ", "
-     << llvm::format("%.1f", result.seconds) << " s\n";
+     << llvm::format("%.1f", result.seconds) << " s";
+  // Where it went (the rest: enumeration, bounds, bookkeeping).
+  const SearchResult::PhaseSeconds &t = result.phaseSeconds;
+  os << llvm::format(" (training DAGs %.1f, directives and programs %.1f, "
+                     "memory plans %.1f, simulation %.1f, layer models %.1f)",
+                     t.trainingDAGs, t.directives, t.memoryPlans, t.simulation,
+                     t.layerModels)
+     << "\n";
 
   os << llvm::format("%-5s %-48s %12s %8s %12s\n", "rank", "strategy",
                      "step ms", "bubble", "peak MiB");

@@ -461,6 +461,7 @@ static SearchResult finish(Searcher &searcher) {
   result.simulated = searcher.evaluator.simulated;
   result.prefixBuilds = searcher.evaluator.prefixBuilds;
   result.calibrationBuilds = searcher.evaluator.calibrationBuilds;
+  result.phaseSeconds = searcher.evaluator.phaseSeconds;
   if (!result.kept.empty()) {
     const Candidate &best = result.kept.front().candidate;
     result.bestDirectives = buildDirectives(best, options);

@@ -92,6 +92,7 @@ public:
   /// file or when a copy does not build.
   int64_t layerActivationBytes(const Candidate &c);
   int64_t prefixBuilds = 0, built = 0, simulated = 0, calibrationBuilds = 0;
+  SearchResult::PhaseSeconds phaseSeconds;
 
 private:
   /// Simulates built device programs: `e`'s verdict, step time, bubble.

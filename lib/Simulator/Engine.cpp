@@ -43,6 +43,8 @@ struct Activity {
   /// (program, stream) of every participant; the first is the leader whose
   /// instruction's segments run.
   std::vector<std::pair<int, int>> members;
+  /// The distinct programs (devices) of `members`.
+  std::vector<int> devices;
   const Instr *leader = nullptr;
   size_t segment = 0;
   double fixedLeft = 0, workLeft = 0, rate = 0, start = 0;
@@ -55,6 +57,9 @@ public:
       streams.emplace_back(p.streams.size());
     arrivals.resize(problem.rendezvous.size());
     reached.resize(problem.programs.size());
+    dirty.assign(problem.programs.size(), 1);
+    for (size_t p = 0; p < problem.programs.size(); ++p)
+      dirtyList.push_back(int(p));
   }
 
   Trace run();
@@ -70,6 +75,14 @@ private:
   void finishInstr(const std::vector<std::pair<int, int>> &members,
                    const Instr *leader);
   void computeRates();
+  /// Something in program p changed (a stream freed, an event recorded):
+  /// its streams may issue again.
+  void markDirty(int p) {
+    if (!dirty[p]) {
+      dirty[p] = 1;
+      dirtyList.push_back(p);
+    }
+  }
 
   const Problem &problem;
   std::vector<std::vector<StreamState>> streams;
@@ -79,6 +92,11 @@ private:
   /// Paired launches (p, s, pc) that start without their partner: it could
   /// not start before them (below).
   std::set<std::tuple<int, int, size_t>> lone;
+  /// Programs whose streams may issue (only what an event touched is
+  /// scanned again: a scan of every stream after every event made the
+  /// engine quadratic in the programs of a deep pipeline).
+  std::vector<char> dirty;
+  std::vector<int> dirtyList;
   double now = 0;
   Trace trace;
 };
@@ -98,6 +116,8 @@ bool Runner::issue(int p, int s) {
   case Instr::Kind::Record:
     reached[p].insert(instr.event);
     ++st.pc;
+    // A wait of another stream of this program may pass now.
+    markDirty(p);
     return true;
   case Instr::Kind::Wait:
     if (!reached[p].count(instr.event))
@@ -167,6 +187,10 @@ void Runner::begin(std::vector<std::pair<int, int>> members,
   }
   Activity act;
   act.members = std::move(members);
+  for (auto [p, s] : act.members)
+    if (std::find(act.devices.begin(), act.devices.end(), p) ==
+        act.devices.end())
+      act.devices.push_back(p);
   act.leader = leader;
   startSegment(std::move(act));
 }
@@ -198,6 +222,7 @@ void Runner::finishInstr(const std::vector<std::pair<int, int>> &members,
     }
     st.busy = false;
     ++st.pc;
+    markDirty(p);
   }
 }
 
@@ -209,15 +234,9 @@ void Runner::computeRates() {
     bool commActive = false;
   };
   std::vector<DeviceLoad> load(problem.programs.size());
-  auto devicesOf = [](const Activity &a) {
-    std::set<int> devices;
-    for (auto [p, s] : a.members)
-      devices.insert(p);
-    return devices;
-  };
   for (const Activity &a : active) {
     const Segment &seg = a.leader->segments[a.segment];
-    for (int d : devicesOf(a)) {
+    for (int d : a.devices) {
       if (seg.kind == SegmentKind::Comm) {
         load[d].commNeed += std::max(seg.share, kMinCommShare);
         load[d].commActive = true;
@@ -253,7 +272,7 @@ void Runner::computeRates() {
   for (Activity &a : active) {
     const Segment &seg = a.leader->segments[a.segment];
     double rate = std::numeric_limits<double>::infinity();
-    for (int d : devicesOf(a)) {
+    for (int d : a.devices) {
       const Grant &g = grant[d];
       double r;
       if (seg.kind == SegmentKind::Comm)
@@ -285,8 +304,10 @@ bool Runner::startLonePairs() {
         continue;
       const Instr &instr = stream.instrs[st.pc];
       if (instr.kind == Instr::Kind::Launch && instr.partnerStream >= 0 &&
-          lone.insert({int(p), int(s), st.pc}).second)
+          lone.insert({int(p), int(s), st.pc}).second) {
         any = true;
+        markDirty(int(p));
+      }
     }
   return any;
 }
@@ -294,12 +315,13 @@ bool Runner::startLonePairs() {
 Trace Runner::run() {
   const double inf = std::numeric_limits<double>::infinity();
   while (true) {
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t p = 0; p < streams.size(); ++p)
-        for (size_t s = 0; s < streams[p].size(); ++s)
-          while (issue(int(p), int(s)))
-            changed = true;
+    while (!dirtyList.empty()) {
+      int p = dirtyList.back();
+      dirtyList.pop_back();
+      dirty[p] = 0;
+      for (size_t s = 0; s < streams[p].size(); ++s)
+        while (issue(p, int(s))) {
+        }
     }
     if (active.empty()) {
       if (startLonePairs())

@@ -33,6 +33,7 @@
 #include "llvm/Support/Format.h"
 
 #include <map>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::piper;
@@ -162,6 +163,21 @@ private:
   }
 
   void launchSegments(LaunchOp launch, sim::Instr &instr, double &launchFlops);
+  /// A body's cost on given local argument types and SM share.
+  struct BodyKey {
+    Operation *body;
+    double share;
+    std::vector<const void *> types;
+    bool operator<(const BodyKey &o) const {
+      return std::tie(body, share, types) < std::tie(o.body, o.share, o.types);
+    }
+  };
+  struct BodyCost {
+    double flops = 0;
+    SmallVector<Type> resultTypes;
+    std::vector<sim::Segment> segments;
+  };
+  std::map<BodyKey, BodyCost> bodyCosts;
   void bodySegments(func::FuncOp body, std::vector<sim::Segment> &segments,
                     double &compute, double &launchFlops, double share,
                     const LocalSizes *sizes);
@@ -278,11 +294,32 @@ void ProblemBuilder::launchSegments(LaunchOp launch, sim::Instr &instr,
   SmallVector<Type> argTypes;
   for (Value operand : launch->getOperands())
     argTypes.push_back(localOf(operand));
-  LocalSizes sizes(body, argTypes);
+  double share =
+      launch.getSmShare() ? launch.getSmShare()->convertToDouble() : 0;
+  // Launches of one body on the same local types cost the same (a stage's
+  // F of every microbatch): walked once per simulation. Not when the
+  // kernels are recorded, which are per launch.
+  BodyKey key{body.getOperation(), share, {}};
+  for (Type type : argTypes)
+    key.types.push_back(type.getAsOpaquePointer());
+  BodyCost *cached = nullptr;
+  if (!options.recordKernels)
+    if (auto it = bodyCosts.find(key); it != bodyCosts.end())
+      cached = &it->second;
+  BodyCost fresh;
+  BodyCost &cost = cached ? *cached : fresh;
+  std::optional<LocalSizes> sizes;
+  if (!cached) {
+    sizes.emplace(body, argTypes);
+    if (body) {
+      cost.flops = countBody(body, &*sizes).flops();
+      llvm::append_range(cost.resultTypes, sizes->getResultTypes());
+    }
+  }
   if (body) {
-    launchFlops += countBody(body, &sizes).flops();
+    launchFlops += cost.flops;
     for (auto [result, type] :
-         llvm::zip(launch->getResults(), sizes.getResultTypes()))
+         llvm::zip(launch->getResults(), cost.resultTypes))
       recordLocal(result, type);
   }
   if (options.unitCosts) {
@@ -299,8 +336,6 @@ void ProblemBuilder::launchSegments(LaunchOp launch, sim::Instr &instr,
     }
     return;
   }
-  double share =
-      launch.getSmShare() ? launch.getSmShare()->convertToDouble() : 0;
   if (std::optional<double> measured = calibrated(
           options.calibration ? &options.calibration->launches : nullptr,
           launch.getName(), ("@" + launch.getCallee()).str())) {
@@ -313,16 +348,22 @@ void ProblemBuilder::launchSegments(LaunchOp launch, sim::Instr &instr,
   }
   if (!body)
     return;
-  double compute = params.launchOverhead, ignored = 0;
-  currentLaunch = launch.getName().str();
-  bodySegments(body, instr.segments, compute, ignored, share, &sizes);
-  if (compute > 0) {
-    sim::Segment seg;
-    seg.work = compute;
-    seg.share = share;
-    seg.label = "compute";
-    instr.segments.push_back(seg);
+  if (!cached) {
+    double compute = params.launchOverhead, ignored = 0;
+    currentLaunch = launch.getName().str();
+    bodySegments(body, cost.segments, compute, ignored, share, &*sizes);
+    if (compute > 0) {
+      sim::Segment seg;
+      seg.work = compute;
+      seg.share = share;
+      seg.label = "compute";
+      cost.segments.push_back(seg);
+    }
+    if (!options.recordKernels)
+      cached = &(bodyCosts[key] = std::move(fresh));
   }
+  const BodyCost &done = cached ? *cached : fresh;
+  llvm::append_range(instr.segments, done.segments);
 }
 
 LogicalResult
@@ -581,7 +622,9 @@ mlir::piper::simulatePrograms(ModuleOp module, const SimulateOptions &options,
   report.stepTime = report.trace.makespan;
   double t = report.stepTime;
 
-  std::vector<int64_t> peaks = peakMemory(module, builder.programs);
+  std::vector<int64_t> peaks =
+      options.planMemory ? peakMemory(module, builder.programs)
+                         : std::vector<int64_t>(builder.programs.size(), -1);
   int64_t roleDevices = 1;
   for (StringAttr axis : builder.roleAxes)
     if (MeshAxisAttr attr = builder.mesh.getAxis(axis))

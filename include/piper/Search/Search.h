@@ -191,6 +191,13 @@ struct SearchResult {
   /// Structures (degrees and axis order) that phase 1 kept a strategy of.
   int64_t structuresScored = 0;
   double seconds = 0;
+  /// Where the wall time went (seconds): autodiff and DAG building of the
+  /// training DAGs, the directives and device programs of each candidate,
+  /// its memory plan, its simulation, and the one- and two-layer models.
+  struct PhaseSeconds {
+    double trainingDAGs = 0, directives = 0, memoryPlans = 0, simulation = 0,
+           layerModels = 0;
+  } phaseSeconds;
   /// The best candidate's directive list and model (with link classes).
   llvm::json::Value bestDirectives = nullptr;
   OwningOpRef<ModuleOp> bestModel;

@@ -47,6 +47,10 @@ struct SimulateOptions {
   /// Fill SimulationReport::kernels (piper-calibrate pairs them with the
   /// measured kernel spans).
   bool recordKernels = false;
+  /// Plan memory for each DeviceSummary::peakMemory (else -1). The search,
+  /// which planned the candidate already to reject it by memory, turns it
+  /// off rather than plan twice.
+  bool planMemory = true;
 };
 
 /// One counted op of a launch's body as the cost model saw it: one device's
