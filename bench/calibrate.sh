@@ -231,6 +231,18 @@ if others:
         print(f"  vs {label}: {within} of {len(others)} within 20%, largest "
               f"error {worst:.1f}%, same order: "
               f"{'yes' if meas == pred else 'no'}")
+    # Every pair of strategies: does the simulator order them as measured
+    # (best steps), and how far apart were they? A swap of two strategies
+    # a few percent apart is within the model's error; one far apart is not.
+    pairs, swapped = 0, []
+    for i, a in enumerate(others):
+        for b in others[i + 1:]:
+            pairs += 1
+            if (a[2] < b[2]) != (a[3] < b[3]):
+                gap = abs(a[2] - b[2]) / min(a[2], b[2]) * 100
+                swapped.append(f"{a[0]}/{b[0]} ({gap:.1f}% apart measured)")
+    print(f"pairs in the measured order (best): {pairs - len(swapped)} of "
+          f"{pairs}" + ("; swapped: " + ", ".join(swapped) if swapped else ""))
 PY
 if [ "$SMOKE" = 1 ]; then
   # The file parsed (the simulations above read it); no timing is checked.

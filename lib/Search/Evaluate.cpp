@@ -172,6 +172,7 @@ void Evaluator::evaluate(Evaluation &e, bool simulate) {
     if (!model)
       return reject(Verdict::Invalid, error);
     PassManager pm(&impl->context);
+    pm.enableVerifier(false); // scored, not emitted: as below
     buildTrainingDAGPipeline(pm, PiperOptimizerOptions());
     if (failed(runCaught(pm, *model, error)))
       return reject(Verdict::Invalid, error);
@@ -214,7 +215,12 @@ void Evaluator::evaluate(Evaluation &e, bool simulate) {
       return reject(Verdict::Invalid,
                     error.empty() ? "the directives failed" : error);
   }
+  // Candidates are scored, never emitted: the IR verifier after every pass
+  // (a tenth of a deepseek_v3 search) is left to piper-compile, which
+  // compiles the chosen strategy with it; the programs' own checks
+  // (--piper-verify-programs) still run here.
   PassManager pm(&impl->context);
+  pm.enableVerifier(false);
   buildProgramsPipeline(pm);
   if (failed(runCaught(pm, *module, error)))
     return reject(Verdict::Invalid, error);
