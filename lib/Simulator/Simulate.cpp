@@ -163,13 +163,17 @@ private:
   }
 
   void launchSegments(LaunchOp launch, sim::Instr &instr, double &launchFlops);
-  /// A body's cost on given local argument types and SM share.
+  /// What a launch of a body on given local argument types and SM share
+  /// costs: its FLOPs, its results' local types and (withSegments) its
+  /// segments.
   struct BodyKey {
     Operation *body;
     double share;
+    bool withSegments;
     std::vector<const void *> types;
     bool operator<(const BodyKey &o) const {
-      return std::tie(body, share, types) < std::tie(o.body, o.share, o.types);
+      return std::tie(body, share, withSegments, types) <
+             std::tie(o.body, o.share, o.withSegments, o.types);
     }
   };
   struct BodyCost {
@@ -177,7 +181,12 @@ private:
     SmallVector<Type> resultTypes;
     std::vector<sim::Segment> segments;
   };
+  const BodyCost &bodyCost(LaunchOp launch, func::FuncOp body,
+                           ArrayRef<Type> argTypes, double share,
+                           bool withSegments);
   std::map<BodyKey, BodyCost> bodyCosts;
+  /// The last cost computed while kernels are recorded (never cached).
+  BodyCost uncachedCost;
   void bodySegments(func::FuncOp body, std::vector<sim::Segment> &segments,
                     double &compute, double &launchFlops, double share,
                     const LocalSizes *sizes);
@@ -287,6 +296,42 @@ void ProblemBuilder::bodySegments(func::FuncOp body,
   });
 }
 
+const ProblemBuilder::BodyCost &
+ProblemBuilder::bodyCost(LaunchOp launch, func::FuncOp body,
+                         ArrayRef<Type> argTypes, double share,
+                         bool withSegments) {
+  // Launches of one body on the same local types cost the same (a stage's
+  // F of every microbatch): walked once per simulation. Not when the
+  // kernels are recorded, which are per launch.
+  BodyKey key{body.getOperation(), share, withSegments, {}};
+  for (Type type : argTypes)
+    key.types.push_back(type.getAsOpaquePointer());
+  if (!options.recordKernels)
+    if (auto it = bodyCosts.find(key); it != bodyCosts.end())
+      return it->second;
+  BodyCost cost;
+  if (body) {
+    LocalSizes sizes(body, argTypes);
+    cost.flops = countBody(body, &sizes).flops();
+    llvm::append_range(cost.resultTypes, sizes.getResultTypes());
+    if (withSegments) {
+      double compute = params.launchOverhead, ignored = 0;
+      currentLaunch = launch.getName().str();
+      bodySegments(body, cost.segments, compute, ignored, share, &sizes);
+      if (compute > 0) {
+        sim::Segment seg;
+        seg.work = compute;
+        seg.share = share;
+        seg.label = "compute";
+        cost.segments.push_back(seg);
+      }
+    }
+  }
+  if (options.recordKernels)
+    return uncachedCost = std::move(cost);
+  return bodyCosts[key] = std::move(cost);
+}
+
 void ProblemBuilder::launchSegments(LaunchOp launch, sim::Instr &instr,
                                     double &launchFlops) {
   auto body = module.lookupSymbol<func::FuncOp>(launch.getCalleeAttr());
@@ -296,32 +341,16 @@ void ProblemBuilder::launchSegments(LaunchOp launch, sim::Instr &instr,
     argTypes.push_back(localOf(operand));
   double share =
       launch.getSmShare() ? launch.getSmShare()->convertToDouble() : 0;
-  // Launches of one body on the same local types cost the same (a stage's
-  // F of every microbatch): walked once per simulation. Not when the
-  // kernels are recorded, which are per launch.
-  BodyKey key{body.getOperation(), share, {}};
-  for (Type type : argTypes)
-    key.types.push_back(type.getAsOpaquePointer());
-  BodyCost *cached = nullptr;
-  if (!options.recordKernels)
-    if (auto it = bodyCosts.find(key); it != bodyCosts.end())
-      cached = &it->second;
-  BodyCost fresh;
-  BodyCost &cost = cached ? *cached : fresh;
-  std::optional<LocalSizes> sizes;
-  if (!cached) {
-    sizes.emplace(body, argTypes);
-    if (body) {
-      cost.flops = countBody(body, &*sizes).flops();
-      llvm::append_range(cost.resultTypes, sizes->getResultTypes());
-    }
-  }
-  if (body) {
-    launchFlops += cost.flops;
-    for (auto [result, type] :
-         llvm::zip(launch->getResults(), cost.resultTypes))
-      recordLocal(result, type);
-  }
+  std::optional<double> measured;
+  if (!options.unitCosts)
+    measured = calibrated(options.calibration ? &options.calibration->launches
+                                              : nullptr,
+                          launch.getName(), ("@" + launch.getCallee()).str());
+  const BodyCost &cost =
+      bodyCost(launch, body, argTypes, share, !options.unitCosts && !measured);
+  launchFlops += cost.flops;
+  for (auto [result, type] : llvm::zip(launch->getResults(), cost.resultTypes))
+    recordLocal(result, type);
   if (options.unitCosts) {
     // F = BI = BW = 1 (a fused B is both); updates and the rest are free.
     double work = llvm::StringSwitch<double>(instr.category)
@@ -336,9 +365,7 @@ void ProblemBuilder::launchSegments(LaunchOp launch, sim::Instr &instr,
     }
     return;
   }
-  if (std::optional<double> measured = calibrated(
-          options.calibration ? &options.calibration->launches : nullptr,
-          launch.getName(), ("@" + launch.getCallee()).str())) {
+  if (measured) {
     sim::Segment seg;
     seg.work = *measured;
     seg.share = share;
@@ -346,24 +373,7 @@ void ProblemBuilder::launchSegments(LaunchOp launch, sim::Instr &instr,
     instr.segments.push_back(seg);
     return;
   }
-  if (!body)
-    return;
-  if (!cached) {
-    double compute = params.launchOverhead, ignored = 0;
-    currentLaunch = launch.getName().str();
-    bodySegments(body, cost.segments, compute, ignored, share, &*sizes);
-    if (compute > 0) {
-      sim::Segment seg;
-      seg.work = compute;
-      seg.share = share;
-      seg.label = "compute";
-      cost.segments.push_back(seg);
-    }
-    if (!options.recordKernels)
-      cached = &(bodyCosts[key] = std::move(fresh));
-  }
-  const BodyCost &done = cached ? *cached : fresh;
-  llvm::append_range(instr.segments, done.segments);
+  llvm::append_range(instr.segments, cost.segments);
 }
 
 LogicalResult

@@ -22,29 +22,7 @@ import subprocess
 import sys
 import time
 
-from session_job import SessionJob
-
-
-def descendants(root):
-    """`root` and every process below it, from /proc."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(entry))
-    tree, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        tree.append(pid)
-        todo.extend(children.get(pid, []))
-    return tree
+from session_job import SessionJob, descendants
 
 
 def signal_quietly(pid, sig):
@@ -71,7 +49,7 @@ def main():
         else:
             # The launcher gives each rank a process group of its own, so
             # the job is the launcher's process tree, not its group.
-            tree = descendants(job.proc.pid)
+            tree = [job.proc.pid] + descendants(job.proc.pid)
             for pid in tree:
                 signal_quietly(pid, signal.SIGSTOP)
             time.sleep(args.pause)

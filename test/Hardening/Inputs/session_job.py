@@ -1,6 +1,7 @@
 """A command run in a session of its own (a launcher and its ranks), with
 its output (stdout and stderr) read line by line on a thread, shared by
-signal_rank.py and fault_bound.py.
+signal_rank.py, fault_bound.py and pause_job.py, and the processes under
+a launcher (descendants).
 
   with SessionJob(cmd, watch={"step": r"step \\d+ loss"}) as job:
       job.wait_for("step", 60)    # True once a line matched, else False
@@ -18,6 +19,27 @@ import signal
 import subprocess
 import threading
 import time
+
+
+def descendants(root):
+    """The process ids under `root`, from /proc."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry))
+        except OSError:
+            continue
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        for child in children.get(pid, []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 class SessionJob:

@@ -31,28 +31,7 @@ import subprocess
 import sys
 import time
 
-from session_job import SessionJob
-
-
-def descendants(root):
-    """The process ids under `root`, from /proc."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(entry))
-        except OSError:
-            continue
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        for child in children.get(pid, []):
-            found.append(child)
-            todo.append(child)
-    return found
+from session_job import SessionJob, descendants
 
 
 def rank_of(pid):
