@@ -12,11 +12,14 @@
 #  3. for every strategy (serial, dp2, tp2, pp2-1f1b, pp2-gpipe, pp2-zbh1 by
 #     default; STRATEGIES overrides) simulates its programs with the
 #     calibration (piper-opt --piper-simulate="calibration=...") and
-#     measures the median step: ROUNDS (default 3) round-robin runs of every
+#     measures the median step: ROUNDS (default 6) round-robin runs of every
 #     strategy, STEPS (default 3) steps after one warm-up each (rank 0's
 #     "seconds" in piper-run --log: wall time);
 #  4. prints predicted vs measured, the error, and whether the simulator
-#     ranks the strategies other than CALIB in the measured order.
+#     ranks the strategies other than CALIB in the measured order: over
+#     every pair, and over the pairs whose order the measurement resolves
+#     (the pair's fastest steps of each round order it the same way in
+#     every round; with 6 rounds a sign test puts chance at 2 x 2^-6 = 3%).
 #
 # Every strategy trains the same global batch of 8 sequences. Ranks get one
 # thread each (OMP_NUM_THREADS=1, OpenBLAS too): the 2-rank strategies use
@@ -64,7 +67,7 @@ if [ "$SMOKE" = 1 ]; then
 else
   MODEL_FLAGS="--hidden=256 --layers=4 --heads=4 --ffn=1024 --seq=64 --vocab=256"
   STEPS=${STEPS:-3}
-  ROUNDS=${ROUNDS:-3}
+  ROUNDS=${ROUNDS:-6}
   PING=""
   STRATEGIES=${STRATEGIES:-"serial dp2 tp2 pp2-1f1b pp2-gpipe pp2-zbh1"}
 fi
@@ -181,23 +184,25 @@ for round in $(seq "$ROUNDS"); do
   for name in $STRATEGIES; do
     launch "${RANKS_OF[$name]}" "$BIN/piper-run" "$tmp/$name.plan" \
       --steps=$((STEPS + 1)) --threads=1 --log="$tmp/$name.log.jsonl" >/dev/null
-    # Rank 0's timed steps (the first is the warm-up).
+    # Rank 0's timed steps (the first is the warm-up), with their round.
     tail -n +2 "$tmp/$name.log.jsonl" |
-      sed -n 's/.*"seconds": \([0-9.e+-]*\).*/\1/p' >>"$tmp/$name.steps.txt"
+      sed -n "s/.*\"seconds\": \([0-9.e+-]*\).*/$round \1/p" >>"$tmp/$name.steps.txt"
   done
 done
 : >"$tmp/results.txt"
 for name in $STRATEGIES; do
   # Median and fastest of the timed steps, ms.
-  measured=$(sort -g "$tmp/$name.steps.txt" |
+  measured=$(awk '{ print $2 }' "$tmp/$name.steps.txt" | sort -g |
     awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f %.3f", 1000 * m, 1000 * v[1] }')
+  # The fastest step of each round, ms, comma-separated in round order.
+  rounds=$(awk '{ if (!($1 in b) || $2 < b[$1]) b[$1] = $2 } END { for (r = 1; r in b; ++r) printf "%s%.3f", (r > 1 ? "," : ""), 1000 * b[r] }' "$tmp/$name.steps.txt")
   predicted=$(sed -n 's/^step time \([0-9.e+-]*\) ms.*/\1/p' "$tmp/$name.sim.txt")
   if [ -z "$predicted" ]; then
     echo "calibrate.sh: no step time in the simulation of $name:" >&2
     cat "$tmp/$name.sim.txt" >&2
     exit 1
   fi
-  echo "$name ${RANKS_OF[$name]} $measured $predicted" >>"$tmp/results.txt"
+  echo "$name ${RANKS_OF[$name]} $measured $predicted $rounds" >>"$tmp/results.txt"
 done
 
 # 4: the table.
@@ -210,14 +215,15 @@ print(f"calibrated on {calib} (kernel rates from each launch's {sys.argv[4]} run
 print(f"{'strategy':<10} {'ranks':>5} {'median ms':>10} {'best ms':>9} "
       f"{'predicted':>10} {'vs best':>8} {'vs median':>9}")
 others = []
-for name, ranks, median, best, predicted in rows:
+for name, ranks, median, best, predicted, rounds in rows:
     m, b, p = float(median), float(best), float(predicted)
     eb, em = (p - b) / b * 100, (p - m) / m * 100
     tag = "  (calibration run)" if name == calib else ""
     print(f"{name:<10} {ranks:>5} {m:10.1f} {b:9.1f} {p:10.1f} {eb:+7.1f}% "
           f"{em:+8.1f}%{tag}")
     if name != calib:
-        others.append((name, m, b, p, eb, em))
+        others.append((name, m, b, p, eb, em,
+                       [float(x) for x in rounds.split(",")]))
 def order(key):
     return [r[0] for r in sorted(others, key=key)]
 if others:
@@ -234,15 +240,38 @@ if others:
     # Every pair of strategies: does the simulator order them as measured
     # (best steps), and how far apart were they? A swap of two strategies
     # a few percent apart is within the model's error; one far apart is not.
-    pairs, swapped = 0, []
+    # A pair's measured order is resolved when the fastest steps of every
+    # round order it alike: the rounds are round-robin, so a burst of load
+    # falls on both, and with 6 rounds the chance that two equally fast
+    # strategies come out in one order every time is 2 x 2^-6 = 3%. An
+    # unresolved pair is reported with how its rounds split.
+    pairs, swapped, resolved, resolvedSwapped, unresolved = 0, [], 0, [], []
     for i, a in enumerate(others):
         for b in others[i + 1:]:
             pairs += 1
+            gap = abs(a[2] - b[2]) / min(a[2], b[2]) * 100
+            wins = sum(x < y for x, y in zip(a[6], b[6]))
+            rounds = min(len(a[6]), len(b[6]))
+            isResolved = rounds >= 2 and wins in (0, rounds)
+            split = f"{max(wins, rounds - wins)}:{min(wins, rounds - wins)}"
+            if isResolved:
+                resolved += 1
+            else:
+                unresolved.append(f"{a[0]}/{b[0]} ({gap:.1f}% apart, rounds "
+                                  f"{split})")
             if (a[2] < b[2]) != (a[3] < b[3]):
-                gap = abs(a[2] - b[2]) / min(a[2], b[2]) * 100
-                swapped.append(f"{a[0]}/{b[0]} ({gap:.1f}% apart measured)")
+                swapped.append(f"{a[0]}/{b[0]} ({gap:.1f}% apart measured, "
+                               f"rounds {split})")
+                if isResolved:
+                    resolvedSwapped.append(f"{a[0]}/{b[0]}")
     print(f"pairs in the measured order (best): {pairs - len(swapped)} of "
           f"{pairs}" + ("; swapped: " + ", ".join(swapped) if swapped else ""))
+    print(f"pairs every round orders alike: {resolved} of {pairs}, "
+          f"{resolved - len(resolvedSwapped)} of them in the simulator's order"
+          + ("; swapped: " + ", ".join(resolvedSwapped) if resolvedSwapped
+             else "")
+          + ("; not resolved: " + ", ".join(unresolved) if unresolved
+             else ""))
 PY
 if [ "$SMOKE" = 1 ]; then
   # The file parsed (the simulations above read it); no timing is checked.
