@@ -39,6 +39,12 @@
 
 namespace piper::rt {
 
+/// The progress thread's test intervals while work is pending: fast while a
+/// collective is pending or anything moved, backing off to slow while only
+/// point-to-point operations wait (Progress.cpp, startProgressThread).
+constexpr double kFastPollSeconds = 50e-6;
+constexpr double kSlowPollSeconds = 1e-3;
+
 /// One queued operation of a stream.
 struct Op {
   enum Kind { Send, Recv, AllReduce, ReduceScatter, AllGather, AllToAll, Wait };
@@ -137,6 +143,10 @@ struct piper_rt_context_impl {
   // competes with the host thread for the mutex and the cores.
   bool progressSleepingLong = false;
   double lastPendingSeconds = -1;
+  // Between tests while only point-to-point operations are pending and none
+  // moved: doubled after each such test up to 1 ms, back to 50 us when
+  // anything moves or a collective is pending (Progress.cpp).
+  double pollSeconds = piper::rt::kFastPollSeconds;
   // A blocking MPI call in flight (what, since when), for the watchdog.
   std::string blockingWhat;
   double blockingSince = -1;
@@ -156,7 +166,8 @@ double now(const piper_rt_context_impl &context);
 
 /// Drives every stream as far as it goes without blocking: posts the head
 /// operation of each stream, tests it, pops it when done. Needs the mutex.
-void progressAll(piper_rt_context_impl &context);
+/// Returns whether any operation was posted or completed.
+bool progressAll(piper_rt_context_impl &context);
 
 /// Blocks the host until `done()` (evaluated under the mutex, after
 /// progress) holds, or the context's timeout passes since the call; then

@@ -105,6 +105,22 @@ bool anyPending(const piper_rt_context_impl &context) {
   return false;
 }
 
+/// Whether a stream's head is a posted collective. A nonblocking collective
+/// is a chain of internal steps (a ring's segments), each of which needs a
+/// test to start, while a point-to-point message between two ranks of a node
+/// needs a test or two (OpenMPI's shared-memory transport copies a large
+/// message in one go once the receiver sees it).
+bool collectivePending(const piper_rt_context_impl &context) {
+  for (const auto &stream : context.streams)
+    if (!stream->queue.empty()) {
+      const Op &head = stream->queue.front();
+      if (head.posted && head.kind != Op::Send && head.kind != Op::Recv &&
+          head.kind != Op::Wait)
+        return true;
+    }
+  return false;
+}
+
 /// The operation that holds `stream` back: its head, or, when the head waits
 /// for another stream, what holds that one (bounded, since waits only point
 /// at events recorded earlier).
@@ -122,14 +138,17 @@ const Op *blockingOp(piper_rt_stream_impl *stream) {
 
 } // namespace
 
-void piper::rt::progressAll(piper_rt_context_impl &context) {
+bool piper::rt::progressAll(piper_rt_context_impl &context) {
   // Waits on one stream may be released by another one's progress, so go
   // round until nothing moves.
+  bool any = false;
   for (bool changed = true; changed;) {
     changed = false;
     for (auto &stream : context.streams)
       changed |= progressStream(context, *stream);
+    any |= changed;
   }
+  return any;
 }
 
 piper_rt_status piper::rt::reportTimeout(piper_rt_context_impl &context,
@@ -197,7 +216,7 @@ void piper::rt::startProgressThread(piper_rt_context_impl &context) {
   context.progressThread = std::thread([&context] {
     std::unique_lock<std::mutex> lock(context.mutex);
     while (!context.stopProgress) {
-      progressAll(context);
+      bool moved = progressAll(context);
       pollLiveness(context);
       // The watchdog: a blocking call (communicator creation, the trace
       // gather) cannot time itself out, so this thread does.
@@ -213,18 +232,34 @@ void piper::rt::startProgressThread(piper_rt_context_impl &context) {
         std::fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, PIPER_RT_ABORT_EXIT_CODE);
       }
-      // 50 us between tests keeps a 4 MiB all-reduce moving at memory speed
-      // while costing a few percent of a core; idle, sleep until woken (the
+      // Pending work, or some within the last millisecond: test again
+      // soon; longer idle: sleep until an enqueue wakes this thread (the
       // 100 ms bound is for the watchdog).
-      // Pending work, or some within the last millisecond: poll again in
-      // 50 us; longer idle: sleep until an enqueue wakes this thread.
+      //
+      // Soon is 50 us while a collective is pending or anything moved:
+      // that keeps a 4 MiB all-reduce moving at memory speed. With only
+      // point-to-point operations pending and nothing moving (a pipeline
+      // stage's receive posted a whole launch ahead of its sender), the
+      // interval doubles up to 1 ms: this thread shares the rank's core
+      // with the host thread's kernels, and a wake-up every 50 us made the
+      // launches that ran beside such a receive 20-50% slower (tiny GPT
+      // PP2 1F1B on 2 cores: rank 0's second forward 11.7-13.1 ms against
+      // 7.7-8.8 without the thread). A host wait tests by itself, so the
+      // longer interval delays nothing the host is waiting for.
       double t = now(context);
-      if (anyPending(context))
+      bool pending = anyPending(context);
+      if (pending)
         context.lastPendingSeconds = t;
       bool poll = context.lastPendingSeconds >= 0 &&
                   t - context.lastPendingSeconds < 1e-3;
+      if (moved || !pending || collectivePending(context))
+        context.pollSeconds = kFastPollSeconds;
+      else
+        context.pollSeconds =
+            std::min(2 * context.pollSeconds, kSlowPollSeconds);
       context.progressSleepingLong = !poll;
-      auto pause = poll ? std::chrono::microseconds(50)
+      auto pause = poll ? std::chrono::microseconds(
+                              static_cast<int64_t>(context.pollSeconds * 1e6))
                         : std::chrono::microseconds(100000);
       context.wake.wait_for(lock, pause);
       context.progressSleepingLong = false;

@@ -40,8 +40,15 @@ piper_rt_status piper::rt::enqueue(piper_rt_stream_impl &stream, Op op) {
     // thread's next round.
     if (stream.queue.size() == 1)
       progressAll(context);
-    // A polling progress thread sees the operation within 50 us anyway.
-    wake = context.progressSleepingLong;
+    // A polling progress thread sees the operation within 50 us anyway;
+    // one that backed off (only point-to-point work pending) is woken for a
+    // collective, whose steps each need a test.
+    bool collective =
+        op.kind != Op::Send && op.kind != Op::Recv && op.kind != Op::Wait;
+    wake = context.progressSleepingLong ||
+           (collective && context.pollSeconds > kFastPollSeconds);
+    if (collective)
+      context.pollSeconds = kFastPollSeconds;
   }
   if (wake)
     context.wake.notify_one();
