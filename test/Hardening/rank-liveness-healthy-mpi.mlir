@@ -1,7 +1,8 @@
 // REQUIRES: mpi
 // The watchdogs never abort a healthy job: not at the liveness watchdog's
 // shortest setting on a loaded machine, not when the whole job is paused
-// for longer than that setting and goes on, not with an absurd timeout.
+// for longer than that setting or the wait timeout and goes on, not with
+// an absurd timeout.
 // (rank-faults-mpi.mlir holds the faults they must catch.)
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: echo '{"mesh": "mesh", "directives": [{"split": {"filter": {}, "n": 2}}, {"place": {"filter": {"PP": 0}, "devices": {"pp": 0}, "stream": "pp"}}, {"place": {"filter": {"PP": 1}, "devices": {"pp": 1}, "stream": "pp"}}, {"schedule": {"name": "1f1b"}}]}' > %t/pp2.json
@@ -27,6 +28,18 @@
 // PAUSE: step 300 loss
 // PAUSE-NOT: heartbeat
 // PAUSE: pause_job: paused 3.0 s, then ended (exit 0)
+
+// The same pause, three times, under a wait timeout of 2 s
+// (PIPER_RT_TIMEOUT): a rank waiting for a peer when the job stopped did
+// not run for 3 s either, and that is not time the peer kept it waiting.
+// (Before waits discounted their own stalls, most pauses caught a rank in a
+// wait and aborted the job.)
+// RUN: python3 %S/Inputs/pause_job.py --after 'step 20 loss' --pause 3 --times 3 --out %t/pause-timeout.txt -- %mpiexec -x PIPER_RT_TIMEOUT=2 -np 4 piper-run %t/dp4.plan --steps=2000
+// RUN: FileCheck %s --check-prefix=PAUSE-TIMEOUT --input-file=%t/pause-timeout.txt
+// PAUSE-TIMEOUT-NOT: timeout
+// PAUSE-TIMEOUT: step 2000 loss
+// PAUSE-TIMEOUT-NOT: timeout
+// PAUSE-TIMEOUT: pause_job: paused 3.0 s 3 times, then ended (exit 0)
 
 // A timeout below 0.1 s aborted every healthy job at its first collective;
 // it now falls back to the default with one warning.

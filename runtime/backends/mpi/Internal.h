@@ -44,6 +44,11 @@ namespace piper::rt {
 /// point-to-point operations wait (Progress.cpp, startProgressThread).
 constexpr double kFastPollSeconds = 50e-6;
 constexpr double kSlowPollSeconds = 1e-3;
+/// The progress thread polls at least every 0.1 s and a host wait at least
+/// every 50 us; a longer gap than this between two polls means this rank's
+/// own process did not run (the whole job stopped, the machine descheduled
+/// it), which is not its peers' silence (Liveness.cpp, waitFor).
+constexpr double kOwnStall = 0.25;
 
 /// One queued operation of a stream.
 struct Op {

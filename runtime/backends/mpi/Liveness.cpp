@@ -84,10 +84,6 @@ constexpr int kTag = 7, kIdentityTag = 8;
 /// How many times the silence a predecessor that is visibly alive (on this
 /// machine, running or sleeping) may stay silent before it is called hung.
 constexpr double kLiveGrace = 4;
-/// The progress thread polls at least every 0.1 s; a longer gap than this
-/// between two polls means this rank's own process did not run.
-constexpr double kOwnStall = 0.25;
-
 /// Who this process is to a peer on the same machine: the kernel's boot id
 /// and PID namespace (two containers on one host may share a host name but
 /// not a process table), and its process id.

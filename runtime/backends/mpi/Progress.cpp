@@ -165,7 +165,11 @@ piper_rt_status piper::rt::waitFor(piper_rt_context_impl &context,
                                    const char *what,
                                    piper_rt_stream_impl *blocker,
                                    const std::function<bool()> &done) {
-  double start = now(context);
+  // Time this rank did not run (a gap of more than kOwnStall between two
+  // polls: the job was stopped and continued, the machine descheduled it)
+  // is not time its peers kept it waiting, so it does not count towards
+  // the timeout.
+  double start = now(context), lastPolled = start, stalled = 0;
   for (int spins = 0;; ++spins) {
     std::string message;
     {
@@ -173,7 +177,11 @@ piper_rt_status piper::rt::waitFor(piper_rt_context_impl &context,
       progressAll(context);
       if (done())
         return PIPER_RT_OK;
-      double elapsed = now(context) - start;
+      double t = now(context);
+      if (t - lastPolled > kOwnStall)
+        stalled += t - lastPolled;
+      lastPolled = t;
+      double elapsed = t - start - stalled;
       if (elapsed > context.timeoutSeconds) {
         const Op *op = blockingOp(blocker);
         char timing[160];
