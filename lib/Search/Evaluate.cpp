@@ -118,6 +118,41 @@ OwningOpRef<ModuleOp> Evaluator::buildModel(const Candidate &c,
   return std::move(*model);
 }
 
+/// The module's training DAG (null if none).
+static DAGOp findDAG(ModuleOp module) {
+  DAGOp dag;
+  module->walk([&](DAGOp op) {
+    dag = op;
+    return WalkResult::interrupt();
+  });
+  return dag;
+}
+
+/// Plans `dag`'s memory into `e` (the busiest group's peak, its saved
+/// activations and their microbatches); fails with the plan's first error.
+static LogicalResult planPeak(DAGOp dag, Evaluation &e, std::string &error) {
+  if (!dag)
+    return failure();
+  ScopedDiagnosticHandler handler(dag->getContext(), [&](Diagnostic &d) {
+    if (error.empty())
+      error = d.str();
+    return success();
+  });
+  FailureOr<std::vector<DeviceMemoryPlan>> plans =
+      planMemory(dag, [&]() { return dag.emitError(); });
+  if (failed(plans))
+    return failure();
+  e.peakBytes = e.activationBytes = e.activationMicrobatches = 0;
+  for (const DeviceMemoryPlan &plan : *plans) {
+    e.peakBytes = std::max(e.peakBytes, plan.peakBytes());
+    e.activationBytes =
+        std::max(e.activationBytes, plan.maxPerKind[MemoryKind::Activations]);
+    e.activationMicrobatches =
+        std::max(e.activationMicrobatches, plan.maxActivationMicrobatches);
+  }
+  return success();
+}
+
 void Evaluator::evaluate(Evaluation &e, bool simulate) {
   const Candidate &c = e.candidate;
   auto reject = [&](Verdict v, std::string why) {
@@ -125,6 +160,11 @@ void Evaluator::evaluate(Evaluation &e, bool simulate) {
     e.reason = std::move(why);
     if (!impl->options.fixedModel)
       impl->planned[c.label()] = e;
+  };
+  auto rejectOverBudget = [&]() {
+    reject(Verdict::Memory,
+           "peak " + std::to_string(e.peakBytes) + " B > budget " +
+               std::to_string(impl->options.memoryBudget) + " B");
   };
   // Models of one structure share the cache; a new structure drops it, so
   // at most a structure's few models are held at once.
@@ -215,49 +255,47 @@ void Evaluator::evaluate(Evaluation &e, bool simulate) {
       return reject(Verdict::Invalid,
                     error.empty() ? "the directives failed" : error);
   }
+  // The memory plan first: what does not fit is never partitioned or
+  // simulated. It reads the DAG, which partitioning changes only by copying
+  // a tied parameter's unplaced nodes onto every group that reads it
+  // (TieParameters.cpp): more memory, never less. So a DAG over the budget
+  // before partitioning is over it after, and one that partitioning leaves
+  // alone (as many ops) plans the same. A DAG with such unplaced nodes
+  // cannot be planned before partitioning, and is planned after it.
+  directivesTimer.reset();
+  std::optional<PhaseTimer> planTimer(std::in_place, phaseSeconds.memoryPlans);
+  DAGOp dag = findDAG(*module);
+  size_t dagOps = dag ? dag.getBody().front().getOperations().size() : 0;
+  bool planned = succeeded(planPeak(dag, e, error));
+  planTimer.reset();
+  if (planned && e.peakBytes > impl->options.memoryBudget)
+    return rejectOverBudget();
+
   // Candidates are scored, never emitted: the IR verifier after every pass
   // (a tenth of a deepseek_v3 search) is left to piper-compile, which
   // compiles the chosen strategy with it; the programs' own checks
   // (--piper-verify-programs) still run here.
+  error.clear();
+  directivesTimer.emplace(phaseSeconds.directives);
   PassManager pm(&impl->context);
   pm.enableVerifier(false);
   buildProgramsPipeline(pm);
   if (failed(runCaught(pm, *module, error)))
     return reject(Verdict::Invalid, error);
-
   directivesTimer.reset();
-  // The memory plan first: what does not fit is never simulated.
-  std::optional<PhaseTimer> planTimer(std::in_place, phaseSeconds.memoryPlans);
-  DAGOp dag;
-  module->walk([&](DAGOp op) {
-    dag = op;
-    return WalkResult::interrupt();
-  });
-  {
-    ScopedDiagnosticHandler handler(&impl->context, [&](Diagnostic &d) {
-      if (error.empty())
-        error = d.str();
-      return success();
-    });
-    FailureOr<std::vector<DeviceMemoryPlan>> plans =
-        dag ? planMemory(dag, [&]() { return dag.emitError(); })
-            : FailureOr<std::vector<DeviceMemoryPlan>>(failure());
-    if (failed(plans))
+
+  dag = findDAG(*module);
+  if (!planned ||
+      dagOps != (dag ? dag.getBody().front().getOperations().size() : 0)) {
+    planTimer.emplace(phaseSeconds.memoryPlans);
+    error.clear();
+    if (failed(planPeak(dag, e, error)))
       return reject(Verdict::Invalid,
                     "memory plan: " + (error.empty() ? "no DAG" : error));
-    for (const DeviceMemoryPlan &plan : *plans) {
-      e.peakBytes = std::max(e.peakBytes, plan.peakBytes());
-      e.activationBytes =
-          std::max(e.activationBytes, plan.maxPerKind[MemoryKind::Activations]);
-      e.activationMicrobatches =
-          std::max(e.activationMicrobatches, plan.maxActivationMicrobatches);
-    }
+    planTimer.reset();
+    if (e.peakBytes > impl->options.memoryBudget)
+      return rejectOverBudget();
   }
-  planTimer.reset();
-  if (e.peakBytes > impl->options.memoryBudget)
-    return reject(Verdict::Memory,
-                  "peak " + std::to_string(e.peakBytes) + " B > budget " +
-                      std::to_string(impl->options.memoryBudget) + " B");
   if (!simulate) {
     e.verdict = Verdict::Kept;
     return;

@@ -97,15 +97,23 @@ public:
       : options(options), evaluator(context, options),
         start(std::chrono::steady_clock::now()) {}
 
-  /// The lower bound of `c`'s peak bytes that needs no IR of `c`: the
-  /// parameters and AdamW state, or what every step holds (parameters or
-  /// their ZeRO-3 shard, state) plus the activations saved at one step
-  /// (activationFloor), whichever is larger. Sets `why`.
+  /// The lower bound of `c`'s peak bytes that needs no IR of `c`, the
+  /// largest of: the parameters and AdamW state; what every step holds
+  /// (parameters or their ZeRO-3 shard, state) plus the activations saved
+  /// at one step (activationFloor); that plus the gradients an update
+  /// reads (updateMemoryBound). Sets `why`.
   int64_t memoryBound(const Candidate &c, std::string &why) {
     int64_t parameters = staticMemoryBound(c, options);
     int64_t perLayer = evaluator.layerActivationBytes(c);
     int64_t activations = activationFloor(c, options, perLayer);
     int64_t persistent = persistentMemoryBound(c, options);
+    int64_t update = updateMemoryBound(c, options);
+    if (update >= parameters && update >= persistent + activations) {
+      why = "parameters, optimizer state and the gradients an update reads "
+            "need at least " +
+            std::to_string(update) + " B";
+      return update;
+    }
     if (parameters >= persistent + activations) {
       why = "parameters and optimizer state need at least " +
             std::to_string(parameters) + " B";
@@ -141,6 +149,9 @@ public:
       e.reason = "time limit";
     } else {
       evaluator.evaluate(e);
+      if (getenv("PIPER_DEBUG_BOUND") && e.verdict == Verdict::Memory)
+        llvm::errs() << "DBG " << c.label() << " bound " << bound << " " << why
+                     << "\n";
       // The bound must never exceed what the memory plan finds; a
       // violation would mean sound-looking rejections are not.
       if (e.peakBytes >= 0 && bound > e.peakBytes)

@@ -111,13 +111,27 @@ static int64_t elementBytes(modelgen::ElementKind kind) {
   return 4;
 }
 
-/// The busiest device's parameter and AdamW bytes; `gathered`: a ZeRO-3
-/// stage's parameters counted whole (a forward task gathers them all).
-static int64_t parameterBytes(const Candidate &c, const SearchOptions &options,
-                              bool gathered) {
+/// What one device holds of the parameters, at the model's element width.
+struct ParameterShare {
+  /// Parameters (a ZeRO-3 shard, or the whole share when `gathered`), and
+  /// AdamW's two moments.
+  double params = 0, state = 0;
+  /// The gradients its updates read: the whole share at ZeRO-0, the
+  /// reduce-scattered shard at ZeRO-1 to 3.
+  double grads = 0;
+};
+
+/// The busiest device's parameter, AdamW and gradient bytes (averages over
+/// the pipeline ranks, so never above the busiest one's); `gathered`: a
+/// ZeRO-3 stage's parameters counted whole (a forward task gathers them
+/// all).
+static ParameterShare parameterShare(const Candidate &c,
+                                     const SearchOptions &options,
+                                     bool gathered) {
+  ParameterShare share;
   // A file's parameters are not a config's: the memory plan alone decides.
   if (options.fixedModel)
-    return 0;
+    return share;
   // Which weights `shard tensor` splits (Directives.cpp's patterns).
   SmallVector<llvm::GlobPattern> tensorParallel;
   for (StringRef glob : {"layers.*.attn.w[qkv]", "layers.*.attn.wo",
@@ -125,7 +139,6 @@ static int64_t parameterBytes(const Candidate &c, const SearchOptions &options,
     if (auto pattern = llvm::GlobPattern::create(glob))
       tensorParallel.push_back(std::move(*pattern));
   bool gpt = options.model == modelgen::ModelKind::GPT;
-  double params = 0, state = 0;
   for (const modelgen::ParamSpec &p :
        modelgen::getParameters(options.model, options.config)) {
     double bytes = double(elementBytes(options.dtype));
@@ -146,21 +159,33 @@ static int64_t parameterBytes(const Candidate &c, const SearchOptions &options,
     }
     // ZeRO-3 keeps a shard, but a forward task gathers every parameter of
     // its stage while it runs, so the stage's whole share is live then.
-    params += c.zero >= 3 && !gathered ? bytes / replicas : bytes;
+    share.params += c.zero >= 3 && !gathered ? bytes / replicas : bytes;
     // AdamW's two moments, at least as wide as the parameter.
-    state += c.zero >= 1 ? 2 * bytes / replicas : 2 * bytes;
+    share.state += c.zero >= 1 ? 2 * bytes / replicas : 2 * bytes;
+    share.grads += c.zero >= 1 ? bytes / replicas : bytes;
   }
-  return int64_t(params + state);
+  return share;
 }
 
 int64_t search::staticMemoryBound(const Candidate &c,
                                   const SearchOptions &options) {
-  return parameterBytes(c, options, /*gathered=*/true);
+  ParameterShare share = parameterShare(c, options, /*gathered=*/true);
+  return int64_t(share.params + share.state);
 }
 
 int64_t search::persistentMemoryBound(const Candidate &c,
                                       const SearchOptions &options) {
-  return parameterBytes(c, options, /*gathered=*/false);
+  ParameterShare share = parameterShare(c, options, /*gathered=*/false);
+  return int64_t(share.params + share.state);
+}
+
+int64_t search::updateMemoryBound(const Candidate &c,
+                                  const SearchOptions &options) {
+  ParameterShare share = parameterShare(c, options, /*gathered=*/false);
+  // A rank of several stages (interleaved, ZB-V, DualPipeV) may update one
+  // stage before the others' gradients exist: count one stage's gradients.
+  double stagesPerRank = double(std::max<int64_t>(1, c.stages / c.pp));
+  return int64_t(share.params + share.state + share.grads / stagesPerRank);
 }
 
 bool search::recomputes(const Candidate &c, const SearchOptions &options) {

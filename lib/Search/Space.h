@@ -52,6 +52,13 @@ int64_t staticMemoryBound(const Candidate &c, const SearchOptions &options);
 /// shard only) and the AdamW moments. At most `staticMemoryBound`.
 int64_t persistentMemoryBound(const Candidate &c, const SearchOptions &options);
 
+/// What `c`'s busiest device holds when an update task starts: the
+/// persistent bytes and the gradients the update reads (one stage's when a
+/// rank runs several; at ZeRO-1 to 3 the reduce-scattered shard). A stage's
+/// update reads every gradient of the stage, each accumulated over the
+/// microbatches until then, so they are live together at its start.
+int64_t updateMemoryBound(const Candidate &c, const SearchOptions &options);
+
 /// Whether a hook choice of `c` recomputes the saved activations.
 bool recomputes(const Candidate &c, const SearchOptions &options);
 
