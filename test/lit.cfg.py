@@ -106,7 +106,11 @@ if os.path.isdir("/usr/share/games/fortunes"):
 # the runtime's own timeout (PIPER_RT_TIMEOUT) fires well before it. Under
 # the debug preset's sanitizers, OpenMPI's own allocations would be reported
 # as leaks, so leak detection is off for these runs (as in the runtime's
-# ctest entries); the other checks stay on.
+# ctest entries); the other checks stay on. Each test's jobs keep their
+# OpenMPI session directories under its own %t.ompi: in the one temporary
+# directory lit gives every test, two jobs starting at once raced to
+# create the same ompi.<host>.<uid> ("A call to mkdir was unable to create
+# the desired directory ... File exists", orte_init failed).
 mpiexec = shutil.which("mpiexec")
 asan_options = config.environment.get("ASAN_OPTIONS", "")
 mpi_asan_options = (asan_options + ":" if asan_options else "") + "detect_leaks=0"
@@ -117,6 +121,7 @@ if mpiexec:
         (
             "%mpiexec",
             "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+            "OMPI_MCA_orte_tmpdir_base=%t.ompi "
             "ASAN_OPTIONS=" + mpi_asan_options + " "
             "PIPER_RT_TIMEOUT=30 timeout 120 " + mpiexec + " --oversubscribe",
         ),

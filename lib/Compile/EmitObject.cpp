@@ -225,10 +225,13 @@ LogicalResult mlir::piper::linkSharedObject(
       "-Wl,-rpath," + llvm::sys::path::parent_path(PIPER_OMP_LIBRARY).str();
   std::vector<std::string> libraries(sharedKernels.begin(),
                                      sharedKernels.end());
+  // compiler-rt's builtins after the archives, for LLVM's libcalls in any
+  // of them (__truncsfbf2 on a CPU without AVX512-BF16: lib/Compile's
+  // CMakeLists.txt).
   libraries.insert(libraries.end(),
                    {PIPER_KERNELS_ARCHIVE, PIPER_REFERENCE_ARCHIVE,
-                    PIPER_OPENBLAS_LIBRARY, PIPER_OMP_LIBRARY, ompRpath,
-                    "-lstdc++", "-lm"});
+                    PIPER_BUILTINS_ARCHIVE, PIPER_OPENBLAS_LIBRARY,
+                    PIPER_OMP_LIBRARY, ompRpath, "-lstdc++", "-lm"});
   return linkSharedObjectWith(objectPath, sharedPath, libraries, error);
 }
 

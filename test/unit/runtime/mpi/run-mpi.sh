@@ -14,7 +14,11 @@ shift 5
 [ "$1" = "--" ] && shift
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# OpenMPI's session directory of its own: two jobs starting at once under
+# one TMPDIR race to create the same ompi.<host>.<uid> (orte_init fails).
+session=$(mktemp -d)
+export OMPI_MCA_orte_tmpdir_base=$session
+trap 'rm -f "$log"; rm -rf "$session"' EXIT
 start=$(date +%s%N)
 # A hard limit well above max-seconds: the test must fail, not hang, if the
 # runtime's own timeout does not fire.
