@@ -149,9 +149,6 @@ public:
       e.reason = "time limit";
     } else {
       evaluator.evaluate(e);
-      if (getenv("PIPER_DEBUG_BOUND") && e.verdict == Verdict::Memory)
-        llvm::errs() << "DBG " << c.label() << " bound " << bound << " " << why
-                     << "\n";
       // The bound must never exceed what the memory plan finds; a
       // violation would mean sound-looking rejections are not.
       if (e.peakBytes >= 0 && bound > e.peakBytes)

@@ -54,6 +54,11 @@ constexpr double kOwnStall = 0.25;
 struct Op {
   enum Kind { Send, Recv, AllReduce, ReduceScatter, AllGather, AllToAll, Wait };
   Kind kind = Send;
+  /// A collective: a chain of internal steps (a ring's segments) that each
+  /// need a test to start, unlike a point-to-point message or a wait.
+  bool isCollective() const {
+    return kind != Send && kind != Recv && kind != Wait;
+  }
   const void *send = nullptr;
   void *recv = nullptr;
   int count = 0; // elements (per member for the collectives' blocks)
@@ -141,9 +146,10 @@ struct piper_rt_context_impl {
   std::condition_variable wake; // new work for the progress thread
   std::thread progressThread;
   bool stopProgress = false;
-  // The progress thread polls every 50 us while work is pending and for a
-  // millisecond after, and only then sleeps until woken; enqueue notifies it
-  // only in that long sleep. A futex wake-up per operation cost a 1-element
+  // The progress thread polls while work is pending (every pollSeconds)
+  // and for a millisecond after, and only then sleeps until woken; enqueue
+  // notifies it only in that long sleep (or for a collective while it backs
+  // off). A futex wake-up per operation cost a 1-element
   // ping-pong 7 us instead of 0.7 (2 ranks on 2 cores): the woken thread
   // competes with the host thread for the mutex and the cores.
   bool progressSleepingLong = false;

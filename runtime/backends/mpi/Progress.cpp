@@ -114,8 +114,7 @@ bool collectivePending(const piper_rt_context_impl &context) {
   for (const auto &stream : context.streams)
     if (!stream->queue.empty()) {
       const Op &head = stream->queue.front();
-      if (head.posted && head.kind != Op::Send && head.kind != Op::Recv &&
-          head.kind != Op::Wait)
+      if (head.posted && head.isCollective())
         return true;
     }
   return false;

@@ -43,11 +43,9 @@ piper_rt_status piper::rt::enqueue(piper_rt_stream_impl &stream, Op op) {
     // A polling progress thread sees the operation within 50 us anyway;
     // one that backed off (only point-to-point work pending) is woken for a
     // collective, whose steps each need a test.
-    bool collective =
-        op.kind != Op::Send && op.kind != Op::Recv && op.kind != Op::Wait;
     wake = context.progressSleepingLong ||
-           (collective && context.pollSeconds > kFastPollSeconds);
-    if (collective)
+           (op.isCollective() && context.pollSeconds > kFastPollSeconds);
+    if (op.isCollective())
       context.pollSeconds = kFastPollSeconds;
   }
   if (wake)
